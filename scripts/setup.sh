@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs everything Shoal needs to build, test and benchmark (Debian 12 packages), then
+# configures and builds it with CMake + Ninja. Safe to run again: apt is skipped when every
+# package is already installed, and the build is incremental.
+#
+#   scripts/setup.sh [--deps-only]
+#
+# Environment:
+#   BUILD_DIR          build directory (default: build, relative to the repository)
+#   CMAKE_BUILD_TYPE   default RelWithDebInfo
+#   SHOAL_WERROR       1 to build with -Werror (default 1 when CI is set)
+#   SHOAL_CMAKE_ARGS   more arguments for cmake, e.g. "-DSHOAL_SANITIZE=ON"
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+PACKAGES=(
+  # toolchain
+  build-essential g++ cmake ninja-build pkg-config clang-format
+  # libraries
+  libprotobuf-dev protobuf-compiler libasio-dev libssl-dev nlohmann-json3-dev libspdlog-dev
+  libfmt-dev libsqlite3-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest python3-pytest-timeout
+  hyperfine
+  # the reference: Slurm's commands and man pages (`man sbatch`), never linked
+  slurm-client slurm-wlm-doc man-db
+  # what the integration tests use: ps/pgrep, useradd, runuser/setpriv
+  procps passwd adduser util-linux
+)
+
+deps_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --deps-only) deps_only=1 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; exit 1 ;;
+  esac
+done
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
+  [[ $status == ii* ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  echo "setup.sh: installing ${missing[*]}"
+  SUDO=()
+  if ((EUID != 0)); then
+    command -v sudo >/dev/null || { echo "setup.sh: need root (or sudo) to install packages" >&2; exit 1; }
+    SUDO=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt_install() { "${SUDO[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; }
+  # Update the package lists once: when there are none, or when an install from stale lists fails.
+  if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
+    "${SUDO[@]}" apt-get update -q
+    apt_install
+  elif ! apt_install; then
+    "${SUDO[@]}" apt-get update -q
+    apt_install
+  fi
+fi
+
+((deps_only)) && exit 0
+
+BUILD_DIR=${BUILD_DIR:-build}
+[[ $BUILD_DIR == /* ]] || BUILD_DIR=$ROOT/$BUILD_DIR
+werror=${SHOAL_WERROR:-}
+if [[ -z $werror ]]; then
+  if [[ -n ${CI:-} ]]; then werror=1; else werror=0; fi
+fi
+cmake_args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja
+  -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}")
+if [[ $werror == 1 ]]; then cmake_args+=(-DSHOAL_WERROR=ON); else cmake_args+=(-DSHOAL_WERROR=OFF); fi
+# shellcheck disable=SC2206  # word splitting of the extra arguments is intended
+[[ -n ${SHOAL_CMAKE_ARGS:-} ]] && cmake_args+=(${SHOAL_CMAKE_ARGS})
+
+cmake "${cmake_args[@]}" >/dev/null
+ninja -C "$BUILD_DIR"

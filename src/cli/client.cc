@@ -1,0 +1,53 @@
+#include "cli/client.h"
+
+#include "common/auth.h"
+#include "common/rpc.h"
+
+namespace shoal::cli {
+namespace {
+
+// Slurm's MessageTimeout default is 10 s; commands wait that long for an answer.
+constexpr int kCallTimeoutMs = 10000;
+
+std::string ControllerAddress(const SlurmConf& conf) {
+  return conf.ControllerAddr() + ":" + std::to_string(conf.ControllerPort());
+}
+
+}  // namespace
+
+Result<ClientContext> LoadClientContext() {
+  ClientContext ctx;
+  ctx.conf_path = DefaultSlurmConfPath();
+  auto conf = LoadSlurmConf(ctx.conf_path);
+  if (!conf) return conf.status();
+  ctx.conf = std::move(*conf);
+  return ctx;
+}
+
+Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request) {
+  std::string body = request.SerializeAsString();
+  AuthPaths paths = AuthPathsFor(ctx.conf_path, ctx.conf.Get("AuthInfo"));
+  CredentialSource creds(paths.key_file, paths.agent_socket);
+  auto cred = creds.For(body);
+  if (!cred) return Error(ErrorCode::kAuthFailure, "Authentication failure: " + cred.error());
+  int timeout_ms = kCallTimeoutMs;
+  if (auto t = ctx.conf.GetInt("MessageTimeout", 10); t && *t > 0) timeout_ms = int(*t) * 1000;
+  auto client = RpcClient::Connect(ControllerAddress(ctx.conf), timeout_ms);
+  if (!client)
+    return Error(ErrorCode::kUnavailable, "Unable to contact slurm controller (connect failure)");
+  auto response = client->CallRaw(body, *cred, timeout_ms);
+  if (!response)
+    return Error(ErrorCode::kUnavailable,
+                 "Unable to contact slurm controller (" + response.error() + ")");
+  return response;
+}
+
+Result<pb::Response> CallController(const ClientContext& ctx, const pb::Request& request) {
+  auto response = CallControllerRaw(ctx, request);
+  if (!response) return response;
+  if (response->rc() != 0)
+    return Error(static_cast<ErrorCode>(response->rc()), response->error());
+  return response;
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,30 @@
+// What every command needs to talk to the controller: the configuration (from $SLURM_CONF or
+// /etc/slurm/slurm.conf), a credential for the caller, and one blocking call.
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+#include "common/slurm_conf.h"
+#include "shoal.pb.h"
+
+namespace shoal::cli {
+
+struct ClientContext {
+  std::string conf_path;
+  SlurmConf conf;
+};
+
+// Loads slurm.conf. Error text is ready to print after "<cmd>: error: ".
+Result<ClientContext> LoadClientContext();
+
+// Signs `request` for the calling user, sends it to the controller and returns its response.
+// A non-zero Response.rc becomes an error Status carrying Response.error, so callers print
+// "<cmd>: error: <message>" and exit 1. Connection failures read as Slurm's:
+// "Unable to contact slurm controller (connect failure)".
+Result<pb::Response> CallController(const ClientContext& ctx, const pb::Request& request);
+
+// Same but returns the response even when rc != 0 (for per-job results).
+Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request);
+
+}  // namespace shoal::cli

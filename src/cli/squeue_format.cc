@@ -1,0 +1,999 @@
+#include "cli/squeue_format.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "cli/format_fields.h"
+#include "cli/scontrol_format.h"
+#include "common/hostlist.h"
+#include "common/states.h"
+#include "common/units.h"
+
+namespace shoal::cli {
+namespace {
+
+using fmt::AppendField;
+using fmt::FieldSpec;
+
+// Field ids: -o letters use their character; -O-only fields start at 256.
+enum ExtraField : int {
+  kAccrueTime = 256,
+  kAdminComment,
+  kAllocNodes,
+  kAllocSid,
+  kAssocId,
+  kBatchFlag,
+  kClusterFeature,
+  kCpusPerTask,
+  kDeadline,
+  kDerivedEc,
+  kEligibleTime,
+  kExitCode,
+  kLastSchedEval,
+  kMaxCpus,
+  kMaxNodes,
+  kNumTasks,
+  kPendingTime,
+  kPreemptTime,
+  kRequeue,
+  kRestartCnt,
+  kStdErr,
+  kStdIn,
+  kStdOut,
+  kMcsLabel,
+  kNetwork,
+  kReboot,
+  kMinTime,
+  kCluster,
+  kBlank,  // unknown -o letters print nothing (padded to the width)
+};
+
+struct LongField {
+  const char* name;  // lower case
+  int id;
+  const char* header;
+};
+
+constexpr LongField kLongFields[] = {
+    {"account", 'a', "ACCOUNT"},
+    {"accruetime", kAccrueTime, "ACCRUE_TIME"},
+    {"admin_comment", kAdminComment, "ADMIN_COMMENT"},
+    {"allocnodes", kAllocNodes, "ALLOC_NODES"},
+    {"allocsid", kAllocSid, "ALLOC_SID"},
+    {"arrayjobid", 'F', "ARRAY_JOB_ID"},
+    {"arraytaskid", 'K', "ARRAY_TASK_ID"},
+    {"associd", kAssocId, "ASSOC_ID"},
+    {"batchflag", kBatchFlag, "BATCH_FLAG"},
+    {"batchhost", 'B', "EXEC_HOST"},
+    {"cluster", kCluster, "CLUSTER"},
+    {"clusterfeature", kClusterFeature, "CLUSTER_FEATURE"},
+    {"command", 'o', "COMMAND"},
+    {"comment", 'k', "COMMENT"},
+    {"contiguous", 'O', "CONTIGUOUS"},
+    {"cores", 'I', "CORES_PER_SOCKET"},
+    {"corespec", 'X', "CORE_SPEC"},
+    {"cpus-per-task", kCpusPerTask, "CPUS_PER_TASK"},
+    {"deadline", kDeadline, "DEADLINE"},
+    {"dependency", 'E', "DEPENDENCY"},
+    {"derivedec", kDerivedEc, "DERIVED_EC"},
+    {"eligibletime", kEligibleTime, "ELIGIBLE_TIME"},
+    {"endtime", 'e', "END_TIME"},
+    {"exit_code", kExitCode, "EXIT_CODE"},
+    {"feature", 'f', "FEATURES"},
+    {"groupid", 'G', "GROUP"},
+    {"groupname", 'g', "GROUP"},
+    {"jobarrayid", 'F', "ARRAY_JOB_ID"},
+    {"jobid", 'A', "JOBID"},
+    {"lastschedeval", kLastSchedEval, "LAST_SCHED_EVAL"},
+    {"licenses", 'W', "LICENSES"},
+    {"maxcpus", kMaxCpus, "MAX_CPUS"},
+    {"maxnodes", kMaxNodes, "MAX_NODES"},
+    {"mcslabel", kMcsLabel, "MCSLABEL"},
+    {"mincpus", 'c', "MIN_CPUS"},
+    {"minmemory", 'm', "MIN_MEMORY"},
+    {"mintime", kMinTime, "MIN_TIME"},
+    {"mintmpdisk", 'd', "MIN_TMP_DISK"},
+    {"name", 'j', "NAME"},
+    {"network", kNetwork, "NETWORK"},
+    {"nice", 'y', "NICE"},
+    {"nodelist", 'N', "NODELIST"},
+    {"numcpus", 'C', "CPUS"},
+    {"numnodes", 'D', "NODES"},
+    {"numtasks", kNumTasks, "TASKS"},
+    {"oversubscribe", 'h', "OVER_SUBSCRIBE"},
+    {"partition", 'P', "PARTITION"},
+    {"pendingtime", kPendingTime, "PENDING_TIME"},
+    {"preempttime", kPreemptTime, "PREEMPT_TIME"},
+    {"priority", 'p', "PRIORITY"},
+    {"prioritylong", 'Q', "PRIORITY"},
+    {"qos", 'q', "QOS"},
+    {"reason", 'r', "REASON"},
+    {"reasonlist", 'R', "NODELIST(REASON)"},
+    {"reboot", kReboot, "REBOOT"},
+    {"reqnodes", 'n', "REQ_NODES"},
+    {"requeue", kRequeue, "REQUEUE"},
+    {"reservation", 'v', "RESERVATION"},
+    {"restartcnt", kRestartCnt, "RESTARTCNT"},
+    {"schednodes", 'Y', "SCHEDNODES"},
+    {"sct", 'z', "S:C:T"},
+    {"selectjobinfo", 's', "SELECT_JOBINFO"},
+    {"sockets", 'H', "SOCKETS_PER_NODE"},
+    {"starttime", 'S', "START_TIME"},
+    {"state", 'T', "STATE"},
+    {"statecompact", 't', "ST"},
+    {"stderr", kStdErr, "STDERR"},
+    {"stdin", kStdIn, "STDIN"},
+    {"stdout", kStdOut, "STDOUT"},
+    {"submittime", 'V', "SUBMIT_TIME"},
+    {"threads", 'J', "THREADS_PER_CORE"},
+    {"timeleft", 'L', "TIME_LEFT"},
+    {"timelimit", 'l', "TIME_LIMIT"},
+    {"timeused", 'M', "TIME"},
+    {"tres-per-node", 'b', "TRES_PER_NODE"},
+    {"userid", 'U', "UID"},
+    {"username", 'u', "USER"},
+    {"wckey", 'w', "WCKEY"},
+    {"workdir", 'Z', "WORK_DIR"},
+};
+
+const char* LetterHeader(char c) {
+  switch (c) {
+    case 'a': return "ACCOUNT";
+    case 'A': return "JOBID";
+    case 'b': return "TRES_PER_NODE";
+    case 'B': return "EXEC_HOST";
+    case 'c': return "MIN_CPUS";
+    case 'C': return "CPUS";
+    case 'd': return "MIN_TMP_DISK";
+    case 'D': return "NODES";
+    case 'e': return "END_TIME";
+    case 'E': return "DEPENDENCY";
+    case 'f': return "FEATURES";
+    case 'F': return "ARRAY_JOB_ID";
+    case 'g': return "GROUP";
+    case 'G': return "GROUP";
+    case 'h': return "OVER_SUBSCRIBE";
+    case 'H': return "SOCKETS_PER_NODE";
+    case 'i': return "JOBID";
+    case 'I': return "CORES_PER_SOCKET";
+    case 'j': return "NAME";
+    case 'J': return "THREADS_PER_CORE";
+    case 'k': return "COMMENT";
+    case 'K': return "ARRAY_TASK_ID";
+    case 'l': return "TIME_LIMIT";
+    case 'L': return "TIME_LEFT";
+    case 'm': return "MIN_MEMORY";
+    case 'M': return "TIME";
+    case 'n': return "REQ_NODES";
+    case 'N': return "NODELIST";
+    case 'o': return "COMMAND";
+    case 'O': return "CONTIGUOUS";
+    case 'p': return "PRIORITY";
+    case 'P': return "PARTITION";
+    case 'q': return "QOS";
+    case 'Q': return "PRIORITY";
+    case 'r': return "REASON";
+    case 'R': return "NODELIST(REASON)";
+    case 's': return "SELECT_JOBINFO";
+    case 'S': return "START_TIME";
+    case 't': return "ST";
+    case 'T': return "STATE";
+    case 'u': return "USER";
+    case 'U': return "UID";
+    case 'v': return "RESERVATION";
+    case 'V': return "SUBMIT_TIME";
+    case 'w': return "WCKEY";
+    case 'W': return "LICENSES";
+    case 'x': return "EXC_NODES";
+    case 'X': return "CORE_SPEC";
+    case 'y': return "NICE";
+    case 'Y': return "SCHEDNODES";
+    case 'z': return "S:C:T";
+    case 'Z': return "WORK_DIR";
+    default: return nullptr;
+  }
+}
+
+// One output line: a job, or pending tasks of one array grouped together.
+struct Row {
+  const pb::JobRecord* job = nullptr;
+  std::string task_range;  // "1-3,5" when several pending tasks are shown as one line
+};
+
+struct Column {
+  int id = 0;  // 0: literal text only
+  int width = 0;
+  bool right = false;
+  std::string header;
+  std::string suffix;
+};
+
+struct Ctx {
+  const SqueueFormatOptions* opts;
+  int64_t now;
+};
+
+bool IsArrayTask(const pb::JobRecord& j) {
+  return j.array_job_id() != 0 && j.array_task_id() != kNoArrayTask;
+}
+
+std::string OrNull(const std::string& s) { return s.empty() ? std::string("(null)") : s; }
+
+std::string IdName(const std::function<std::string(uint32_t)>& fn, uint32_t id) {
+  if (fn) {
+    std::string name = fn(id);
+    if (!name.empty()) return name;
+  }
+  return std::to_string(id);
+}
+
+std::string UserOf(const pb::JobRecord& j, const Ctx& c) {
+  if (!j.spec().user_name().empty()) return j.spec().user_name();
+  return IdName(c.opts->user_name, j.spec().uid());
+}
+
+std::string PartitionOf(const pb::JobRecord& j) {
+  return j.partition().empty() ? j.spec().partition() : j.partition();
+}
+
+std::string Timestamp(int64_t t, const char* zero) {
+  return t > 0 ? FormatTimestamp(t) : std::string(zero);
+}
+
+std::string LimitText(uint32_t minutes) {
+  if (minutes == kTimeInfinite) return "UNLIMITED";
+  if (minutes == kTimeNoVal) return "NOT_SET";
+  return FormatElapsed(static_cast<int64_t>(minutes) * 60);
+}
+
+std::string Memory(uint64_t mb, bool noconvert) {
+  if (mb == 0) return "0";
+  if (noconvert) return std::to_string(mb) + "M";
+  return FormatMemoryCompact(mb);
+}
+
+uint64_t MinMemoryMb(const pb::JobRecord& j) {
+  if (j.spec().mem_per_cpu_mb()) return j.spec().mem_per_cpu_mb();
+  if (j.spec().mem_per_node_mb()) return j.spec().mem_per_node_mb();
+  return j.mem_per_node_mb();
+}
+
+uint32_t NodeCount(const pb::JobRecord& j) {
+  if (j.state() != pb::JOB_PENDING && j.nodes_size() > 0) return j.nodes_size();
+  return j.num_nodes() ? j.num_nodes() : 1;
+}
+
+uint32_t CpuCount(const pb::JobRecord& j) {
+  if (j.num_cpus()) return j.num_cpus();
+  uint32_t sum = 0;
+  for (uint32_t c : j.cpus_per_node()) sum += c;
+  return sum ? sum : 1;
+}
+
+uint32_t MinCpus(const pb::JobRecord& j) {
+  if (j.spec().min_cpus_per_node()) return j.spec().min_cpus_per_node();
+  uint32_t cpt = j.spec().cpus_per_task() ? j.spec().cpus_per_task() : 1;
+  uint32_t tpn = j.spec().ntasks_per_node() ? j.spec().ntasks_per_node() : 1;
+  return cpt * tpn;
+}
+
+int64_t TimeLeft(const pb::JobRecord& j, int64_t now) {
+  int64_t left = static_cast<int64_t>(j.time_limit()) * 60 - JobRunSeconds(j, now);
+  return left < 0 ? 0 : left;
+}
+
+int64_t EndTime(const pb::JobRecord& j) {
+  if (j.end_time() > 0) return j.end_time();
+  if ((j.state() == pb::JOB_RUNNING || j.state() == pb::JOB_SUSPENDED) && j.start_time() > 0 &&
+      j.time_limit() != kTimeInfinite && j.time_limit() != kTimeNoVal) {
+    return j.start_time() + static_cast<int64_t>(j.time_limit()) * 60;
+  }
+  return 0;
+}
+
+std::string ReasonText(const pb::JobRecord& j) {
+  if (!j.state_desc().empty()) return j.state_desc();
+  return j.reason().empty() ? std::string("None") : j.reason();
+}
+
+std::string NodeList(const pb::JobRecord& j) {
+  if (j.nodes_size() == 0) return "";
+  if (j.nodes_size() == 1) return j.nodes(0);
+  return CompressHostlist(std::vector<std::string>(j.nodes().begin(), j.nodes().end()));
+}
+
+std::string ReasonList(const pb::JobRecord& j) {
+  if (j.state() == pb::JOB_PENDING) return "(" + ReasonText(j) + ")";
+  if (IsFinished(j.state()) && j.state() != pb::JOB_COMPLETED && !j.completing()) {
+    std::string r = ReasonText(j);
+    if (r != "None") return "(" + r + ")";
+  }
+  return NodeList(j);
+}
+
+std::string Throttle(const pb::JobRecord& j) {
+  const std::string& a = j.spec().array();
+  size_t pct = a.rfind('%');
+  return pct == std::string::npos ? std::string() : a.substr(pct);
+}
+
+std::string JobIdText(const Row& r) {
+  const pb::JobRecord& j = *r.job;
+  if (!r.task_range.empty()) {
+    return std::to_string(j.array_job_id()) + "_[" + r.task_range + Throttle(j) + "]";
+  }
+  if (IsArrayTask(j)) {
+    return std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id());
+  }
+  return std::to_string(j.job_id());
+}
+
+std::string ExitCodeText(int32_t status) { return FormatExitCode(status); }
+
+std::string Value(const Row& r, int id, const Ctx& c) {
+  const pb::JobRecord& j = *r.job;
+  const pb::JobSpec& s = j.spec();
+  switch (id) {
+    case 'a': return OrNull(s.account());
+    case 'A': return std::to_string(j.job_id());
+    case 'b': return s.gres().empty() ? std::string("N/A") : "gres:" + s.gres();
+    case 'B': return j.batch_host().empty() ? std::string("n/a") : j.batch_host();
+    case 'c': return std::to_string(MinCpus(j));
+    case 'C': return std::to_string(CpuCount(j));
+    case 'd': return "0";
+    case 'D': return std::to_string(NodeCount(j));
+    case 'e': return Timestamp(EndTime(j), "N/A");
+    case 'E': return OrNull(s.dependency());
+    case 'f': return OrNull(s.constraint());
+    case 'F': return std::to_string(IsArrayTask(j) ? j.array_job_id() : j.job_id());
+    case 'g': return IdName(c.opts->group_name, s.gid());
+    case 'G': return std::to_string(s.gid());
+    case 'h': return s.exclusive() ? "NO" : "OK";
+    case 'H':
+    case 'I':
+    case 'J': return "*";
+    case 'i': return JobIdText(r);
+    case 'j': return s.name();
+    case 'k': return OrNull(s.comment());
+    case 'K':
+      if (!r.task_range.empty()) return r.task_range + Throttle(j);
+      return IsArrayTask(j) ? std::to_string(j.array_task_id()) : std::string("N/A");
+    case 'l': return LimitText(j.time_limit());
+    case 'L':
+      if (j.time_limit() == kTimeInfinite || j.time_limit() == kTimeNoVal) {
+        return LimitText(j.time_limit());
+      }
+      return FormatElapsed(TimeLeft(j, c.now));
+    case 'm': return Memory(MinMemoryMb(j), c.opts->noconvert);
+    case 'M': return FormatElapsed(JobRunSeconds(j, c.now));
+    case 'n': return s.nodelist();
+    case 'N': return NodeList(j);
+    case 'o': return "(null)";
+    case 'O': return "0";
+    case 'p': {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.8f", j.priority() / 4294967295.0);
+      return buf;
+    }
+    case 'P': return PartitionOf(j);
+    case 'q': return OrNull(s.qos());
+    case 'Q': return std::to_string(j.priority());
+    case 'r': return ReasonText(j);
+    case 'R': return ReasonList(j);
+    case 's': return "(null)";
+    case 'S': return Timestamp(j.start_time(), "N/A");
+    case 't': return SqueueStateShort(j);
+    case 'T': return SqueueStateLong(j);
+    case 'u': return UserOf(j, c);
+    case 'U': return std::to_string(s.uid());
+    case 'v': return OrNull(s.reservation());
+    case 'V': return Timestamp(j.submit_time(), "Unknown");
+    case 'w': return OrNull(s.wckey());
+    case 'W': return OrNull(s.licenses());
+    case 'x': return s.exclude();
+    case 'X': return "N/A";
+    case 'y': return std::to_string(s.nice());
+    case 'Y': return "(null)";
+    case 'z': return "*:*:*";
+    case 'Z': return s.work_dir();
+    case kAccrueTime: return Timestamp(j.accrue_time(), "N/A");
+    case kAdminComment: return "(null)";
+    case kAllocNodes: return OrNull(s.submit_host());
+    case kAllocSid: return "0";
+    case kAssocId: return "0";
+    case kBatchFlag: return "1";
+    case kClusterFeature: return OrNull(s.cluster_features());
+    case kCpusPerTask: return std::to_string(s.cpus_per_task() ? s.cpus_per_task() : 1);
+    case kDeadline: return Timestamp(s.deadline(), "N/A");
+    case kDerivedEc: return ExitCodeText(j.derived_exit_status());
+    case kEligibleTime: return Timestamp(j.eligible_time(), "N/A");
+    case kExitCode: return ExitCodeText(j.exit_status());
+    case kLastSchedEval: return Timestamp(j.last_sched_eval(), "Unknown");
+    case kMaxCpus: return "0";
+    case kMaxNodes: return std::to_string(s.max_nodes());
+    case kMcsLabel: return "N/A";
+    case kNetwork: return "";
+    case kNumTasks: return std::to_string(j.num_tasks() ? j.num_tasks() : 1);
+    case kPendingTime: {
+      int64_t until = j.start_time() > 0 ? j.start_time() : c.now;
+      int64_t d = j.submit_time() > 0 ? until - j.submit_time() : 0;
+      return std::to_string(d < 0 ? 0 : d);
+    }
+    case kPreemptTime: return Timestamp(j.preempt_time(), "N/A");
+    case kReboot: return "0";
+    case kRequeue: return j.requeue() ? "1" : "0";
+    case kRestartCnt: return std::to_string(j.restart_count());
+    case kStdErr: return ExpandStdPath(j, StdStream::kErr, UserOf(j, c));
+    case kStdIn: return ExpandStdPath(j, StdStream::kIn, UserOf(j, c));
+    case kStdOut: return ExpandStdPath(j, StdStream::kOut, UserOf(j, c));
+    case kMinTime: return "0:00";
+    case kCluster: return "";
+    default: return "";
+  }
+}
+
+// ---- sorting ---------------------------------------------------------------------------------
+
+struct SortKey {
+  char field;
+  bool desc;
+};
+
+std::vector<SortKey> ParseSort(std::string_view spec) {
+  std::vector<SortKey> keys;
+  for (const std::string& item : fmt::SplitList(spec, ',')) {
+    size_t i = 0;
+    bool desc = false;
+    while (i < item.size() && (item[i] == '+' || item[i] == '-')) desc = item[i++] == '-';
+    if (i < item.size()) keys.push_back({item[i], desc});
+  }
+  return keys;
+}
+
+uint32_t StateRank(const pb::JobRecord& j) {
+  return static_cast<uint32_t>(j.state()) + (j.completing() ? 0x8000u : 0u);
+}
+
+template <typename T>
+int Cmp(const T& a, const T& b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+int CompareBy(const Row& a, const Row& b, char field, const Ctx& c) {
+  const pb::JobRecord& x = *a.job;
+  const pb::JobRecord& y = *b.job;
+  switch (field) {
+    case 'i':
+    case 'A':
+    case 'F': {
+      uint32_t xa = IsArrayTask(x) ? x.array_job_id() : x.job_id();
+      uint32_t ya = IsArrayTask(y) ? y.array_job_id() : y.job_id();
+      if (field == 'A') return Cmp(x.job_id(), y.job_id());
+      if (int d = Cmp(xa, ya)) return d;
+      return Cmp(x.array_task_id(), y.array_task_id());
+    }
+    case 'K': return Cmp(x.array_task_id(), y.array_task_id());
+    case 'P': return Cmp(PartitionOf(x), PartitionOf(y));
+    case 't':
+    case 'T': return Cmp(StateRank(x), StateRank(y));
+    case 'p':
+    case 'Q': return Cmp(x.priority(), y.priority());
+    case 'U': return Cmp(x.spec().uid(), y.spec().uid());
+    case 'G': return Cmp(x.spec().gid(), y.spec().gid());
+    case 'j': return Cmp(x.spec().name(), y.spec().name());
+    case 'M': return Cmp(JobRunSeconds(x, c.now), JobRunSeconds(y, c.now));
+    case 'l': return Cmp(x.time_limit(), y.time_limit());
+    case 'L': return Cmp(TimeLeft(x, c.now), TimeLeft(y, c.now));
+    case 'D': return Cmp(NodeCount(x), NodeCount(y));
+    case 'C': return Cmp(CpuCount(x), CpuCount(y));
+    case 'c': return Cmp(MinCpus(x), MinCpus(y));
+    case 'm': return Cmp(MinMemoryMb(x), MinMemoryMb(y));
+    case 'S': return Cmp(x.start_time(), y.start_time());
+    case 'V': return Cmp(x.submit_time(), y.submit_time());
+    case 'e': return Cmp(EndTime(x), EndTime(y));
+    case 'y': return Cmp(x.spec().nice(), y.spec().nice());
+    default: {
+      if (!LetterHeader(field)) return 0;
+      return Cmp(Value(a, field, c), Value(b, field, c));
+    }
+  }
+}
+
+// ---- array grouping ----------------------------------------------------------------------------
+
+std::string Ranges(std::vector<uint32_t>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t k = i;
+    while (k + 1 < ids.size() && ids[k + 1] == ids[k] + 1) ++k;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ids[i]);
+    if (k > i) out += '-' + std::to_string(ids[k]);
+    i = k + 1;
+  }
+  return out;
+}
+
+std::vector<Row> BuildRows(const std::vector<const pb::JobRecord*>& jobs, bool one_per_line) {
+  std::vector<Row> rows;
+  rows.reserve(jobs.size());
+  if (one_per_line) {
+    for (const pb::JobRecord* j : jobs) rows.push_back({j, {}});
+    return rows;
+  }
+  struct Group {
+    size_t row;
+    std::vector<uint32_t> tasks;
+  };
+  std::unordered_map<std::string, Group> groups;
+  for (const pb::JobRecord* j : jobs) {
+    if (j->state() != pb::JOB_PENDING || !IsArrayTask(*j)) {
+      rows.push_back({j, {}});
+      continue;
+    }
+    std::string key = std::to_string(j->array_job_id());
+    key += '\0';
+    key += PartitionOf(*j);
+    key += '\0';
+    key += ReasonText(*j);
+    auto [it, inserted] = groups.try_emplace(std::move(key), Group{rows.size(), {}});
+    if (inserted) {
+      rows.push_back({j, {}});
+    } else if (j->array_task_id() < rows[it->second.row].job->array_task_id()) {
+      rows[it->second.row].job = j;  // the lowest task stands for the group
+    }
+    it->second.tasks.push_back(j->array_task_id());
+  }
+  for (auto& [key, g] : groups) {
+    if (g.tasks.size() > 1) rows[g.row].task_range = Ranges(g.tasks);
+  }
+  return rows;
+}
+
+Result<std::vector<Column>> BuildColumns(const SqueueFormatOptions& o) {
+  std::vector<Column> cols;
+  if (o.format.empty() && !o.long_format.empty()) {
+    for (const FieldSpec& f : fmt::ParseLongFormat(o.long_format)) {
+      std::string lower = fmt::Lower(f.name);
+      const LongField* found = nullptr;
+      for (const LongField& lf : kLongFields) {
+        if (lower == lf.name) found = &lf;
+      }
+      if (!found) return InvalidArgument("Invalid job format specification: " + f.name);
+      cols.push_back({found->id, f.width, f.right, found->header, f.suffix});
+    }
+    return cols;
+  }
+  std::string_view format =
+      !o.format.empty() ? o.format
+                        : (o.long_output ? kSqueueLongFormat : kSqueueDefaultFormat);
+  for (const FieldSpec& f : fmt::ParsePercentFormat(format)) {
+    if (f.code == 0) {
+      cols.push_back({0, 0, false, "", f.suffix});
+      continue;
+    }
+    const char* header = LetterHeader(f.code);
+    int id = header ? static_cast<int>(f.code) : static_cast<int>(kBlank);
+    cols.push_back({id, f.width, f.right, header ? header : "", f.suffix});
+  }
+  return cols;
+}
+
+void AppendNoVal(std::string& out, const char* key, bool set, int64_t number, bool infinite) {
+  out += '"';
+  out += key;
+  out += "\":{\"set\":";
+  out += set ? "true" : "false";
+  out += ",\"infinite\":";
+  out += infinite ? "true" : "false";
+  out += ",\"number\":";
+  out += std::to_string(set ? number : 0);
+  out += '}';
+}
+
+void AppendStr(std::string& out, const char* key, std::string_view value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  out += fmt::JsonString(value);
+}
+
+void AppendInt(std::string& out, const char* key, int64_t value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  out += std::to_string(value);
+}
+
+void AppendBool(std::string& out, const char* key, bool value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  out += value ? "true" : "false";
+}
+
+void AppendExitCode(std::string& out, const char* key, const pb::JobRecord& j, int32_t status) {
+  out += '"';
+  out += key;
+  out += "\":{\"status\":[";
+  int code = 0, sig = 0;
+  bool ended = IsFinished(j.state());
+  if (!ended) {
+    out += "\"PENDING\"";
+  } else if (WIFSIGNALED(status)) {
+    sig = WTERMSIG(status);
+    out += "\"SIGNALED\"";
+  } else {
+    code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    out += code == 0 ? "\"SUCCESS\"" : "\"ERROR\"";
+  }
+  out += "],";
+  AppendNoVal(out, "return_code", ended, code, false);
+  out += ",\"signal\":{";
+  AppendNoVal(out, "id", sig != 0, sig, false);
+  out += ',';
+  AppendStr(out, "name", sig ? SignalName(sig) : "");
+  out += "}}";
+}
+
+void AppendTime(std::string& out, const char* key, int64_t t) { AppendNoVal(out, key, true, t, false); }
+
+void AppendLimit(std::string& out, const char* key, uint32_t minutes) {
+  if (minutes == kTimeInfinite) return AppendNoVal(out, key, false, 0, true);
+  if (minutes == kTimeNoVal) return AppendNoVal(out, key, false, 0, false);
+  AppendNoVal(out, key, true, minutes, false);
+}
+
+}  // namespace
+
+std::string SqueueStateLong(const pb::JobRecord& job) {
+  return job.completing() ? std::string("COMPLETING") : JobStateName(job.state());
+}
+
+std::string SqueueStateShort(const pb::JobRecord& job) {
+  return job.completing() ? std::string("CG") : JobStateCompact(job.state());
+}
+
+Result<SqueueStateFilter> ParseSqueueStates(std::string_view text) {
+  static const char kValid[] =
+      "Valid job states include: "
+      "PENDING,RUNNING,SUSPENDED,COMPLETED,CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_"
+      "FAIL,DEADLINE,OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,REQUEUED,"
+      "REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED";
+  // Slurm states Shoal never produces: accepted, match nothing.
+  static const char* const kOther[] = {
+      "CONFIGURING", "CF", "RESIZING",  "RS", "RESV_DEL_HOLD", "RD", "REQUEUED",  "RQ",
+      "REQUEUE_FED", "RF", "REQUEUE_HOLD", "RH", "REVOKED",   "RV", "SIGNALING", "SI",
+      "SPECIAL_EXIT", "SE", "STAGE_OUT", "SO", "STOPPED",     "ST"};
+  SqueueStateFilter f;
+  if (fmt::Lower(text) == "all") {
+    f.all = true;
+    return f;
+  }
+  for (const std::string& item : fmt::SplitList(text, ',')) {
+    std::string up = fmt::Upper(item);
+    if (up == "CG" || up == "COMPLETING") {
+      f.completing = true;
+      continue;
+    }
+    if (auto st = ParseJobState(item)) {
+      if (std::find(f.states.begin(), f.states.end(), *st) == f.states.end()) {
+        f.states.push_back(*st);
+      }
+      continue;
+    }
+    bool other = false;
+    for (const char* o : kOther) other = other || up == o;
+    if (other) continue;
+    return InvalidArgument("Invalid job state specified: " + item + "\nsqueue: error: " + kValid);
+  }
+  return f;
+}
+
+Result<std::vector<JobIdSpec>> ParseSqueueJobIds(std::string_view text) {
+  std::vector<JobIdSpec> out;
+  for (const std::string& item : fmt::SplitList(text, ',')) {
+    auto parse_u32 = [](std::string_view s, uint32_t* v) {
+      if (s.empty() || s.size() > 10) return false;
+      uint64_t n = 0;
+      for (char ch : s) {
+        if (ch < '0' || ch > '9') return false;
+        n = n * 10 + static_cast<uint64_t>(ch - '0');
+      }
+      if (n > 0xffffffffull) return false;
+      *v = static_cast<uint32_t>(n);
+      return true;
+    };
+    JobIdSpec spec;
+    size_t us = item.find('_');
+    std::string_view id = std::string_view(item).substr(0, us);
+    if (!parse_u32(id, &spec.job_id) || spec.job_id == 0) {
+      return InvalidArgument("Invalid job id: " + item);
+    }
+    if (us != std::string::npos) {
+      uint32_t task = 0;
+      if (!parse_u32(std::string_view(item).substr(us + 1), &task)) {
+        return InvalidArgument("Invalid job id: " + item);
+      }
+      spec.task = task;
+    }
+    out.push_back(spec);
+  }
+  return out;
+}
+
+pb::JobQueryRequest BuildJobQuery(const SqueueFilter& f) {
+  pb::JobQueryRequest q;
+  q.set_omit_script(true);
+  std::vector<uint32_t> ids;
+  for (const JobIdSpec& j : f.jobs) {
+    if (std::find(ids.begin(), ids.end(), j.job_id) == ids.end()) ids.push_back(j.job_id);
+  }
+  for (uint32_t id : ids) q.add_job_ids(id);
+  for (uint32_t uid : f.uids) q.add_uids(uid);
+  for (const std::string& p : f.partitions) q.add_partitions(p);
+  for (const std::string& n : f.names) q.add_names(n);
+  for (const std::string& n : f.nodes) q.add_nodes(n);
+  if (f.states) {
+    if (f.states->all || f.states->completing) {
+      q.set_include_finished(true);  // COMPLETING jobs may carry a finished base state
+    } else {
+      bool finished = false;
+      for (pb::JobState s : f.states->states) {
+        q.add_states(s);
+        finished = finished || IsFinished(s);
+      }
+      q.set_include_finished(finished);
+    }
+  } else {
+    q.set_include_finished(!f.jobs.empty());
+  }
+  return q;
+}
+
+bool JobMatches(const pb::JobRecord& j, const SqueueFilter& f) {
+  if (!f.jobs.empty()) {
+    bool any = false;
+    for (const JobIdSpec& id : f.jobs) {
+      if (id.task) {
+        any = IsArrayTask(j) && j.array_job_id() == id.job_id && j.array_task_id() == *id.task;
+      } else {
+        any = j.job_id() == id.job_id || (IsArrayTask(j) && j.array_job_id() == id.job_id);
+      }
+      if (any) break;
+    }
+    if (!any) return false;
+  }
+  if (!f.uids.empty() &&
+      std::find(f.uids.begin(), f.uids.end(), j.spec().uid()) == f.uids.end()) {
+    return false;
+  }
+  if (!f.partitions.empty()) {
+    bool any = false;
+    std::vector<std::string> parts = j.partition().empty()
+                                         ? fmt::SplitList(j.spec().partition(), ',')
+                                         : std::vector<std::string>{j.partition()};
+    for (const std::string& p : parts) {
+      any = any || std::find(f.partitions.begin(), f.partitions.end(), p) != f.partitions.end();
+    }
+    if (!any) return false;
+  }
+  if (!f.names.empty() &&
+      std::find(f.names.begin(), f.names.end(), j.spec().name()) == f.names.end()) {
+    return false;
+  }
+  auto ci_in = [](const std::vector<std::string>& list, const std::string& v) {
+    std::string lv = fmt::Lower(v);
+    for (const std::string& x : list) {
+      if (fmt::Lower(x) == lv) return true;
+    }
+    return false;
+  };
+  if (!f.accounts.empty() && !ci_in(f.accounts, j.spec().account())) return false;
+  if (!f.qos.empty() && !ci_in(f.qos, j.spec().qos())) return false;
+  if (!f.nodes.empty()) {
+    bool any = false;
+    for (const std::string& n : j.nodes()) {
+      any = any || std::find(f.nodes.begin(), f.nodes.end(), n) != f.nodes.end();
+    }
+    if (!any) return false;
+  }
+  if (f.states) {
+    if (f.states->all) return true;
+    if (f.states->completing && j.completing()) return true;
+    return std::find(f.states->states.begin(), f.states->states.end(), j.state()) !=
+           f.states->states.end();
+  }
+  if (!f.jobs.empty()) return true;  // -j alone shows every state
+  return !IsFinished(j.state()) || j.completing();
+}
+
+Result<std::string> FormatSqueue(const std::vector<const pb::JobRecord*>& jobs,
+                                 const SqueueFormatOptions& options, int64_t now) {
+  Result<std::vector<Column>> cols_or = BuildColumns(options);
+  if (!cols_or.ok()) return cols_or.status();
+  const std::vector<Column>& cols = *cols_or;
+  Ctx ctx{&options, now};
+
+  std::vector<Row> rows = BuildRows(jobs, options.array_one_per_line);
+  std::vector<SortKey> keys =
+      ParseSort(options.sort.empty() ? std::string_view(kSqueueDefaultSort) : options.sort);
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    for (const SortKey& k : keys) {
+      int d = CompareBy(a, b, k.field, ctx);
+      if (d != 0) return k.desc ? d > 0 : d < 0;
+    }
+    if (int d = CompareBy(a, b, 'i', ctx)) return d < 0;
+    return false;
+  });
+
+  std::string out;
+  out.reserve((rows.size() + 1) * 96);
+  if (!options.no_header) {
+    for (const Column& c : cols) {
+      if (c.id != 0) AppendField(out, c.header, c.width, c.right);
+      out += c.suffix;
+    }
+    out += '\n';
+  }
+  for (const Row& r : rows) {
+    for (const Column& c : cols) {
+      if (c.id != 0) AppendField(out, Value(r, c.id, ctx), c.width, c.right);
+      out += c.suffix;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string FormatSqueueJson(const std::vector<const pb::JobRecord*>& jobs,
+                             const SqueueFormatOptions& options, int64_t now,
+                             std::string_view cluster_name) {
+  Ctx ctx{&options, now};
+  std::string out;
+  out.reserve(256 + jobs.size() * 1500);
+  out += "{\"jobs\":[";
+  bool first = true;
+  for (const pb::JobRecord* jp : jobs) {
+    const pb::JobRecord& j = *jp;
+    const pb::JobSpec& s = j.spec();
+    Row row{jp, {}};
+    if (!first) out += ',';
+    first = false;
+    out += '{';
+    AppendStr(out, "account", s.account());
+    out += ',';
+    AppendTime(out, "accrue_time", j.accrue_time());
+    out += ',';
+    bool array = IsArrayTask(j);
+    AppendNoVal(out, "array_job_id", true, array ? j.array_job_id() : 0, false);
+    out += ',';
+    AppendNoVal(out, "array_task_id", array, array ? j.array_task_id() : 0, false);
+    out += ',';
+    AppendStr(out, "array_task_string", "");
+    out += ',';
+    AppendBool(out, "batch_flag", true);
+    out += ',';
+    AppendStr(out, "batch_host", j.batch_host());
+    out += ',';
+    AppendStr(out, "cluster", cluster_name);
+    out += ',';
+    AppendStr(out, "comment", s.comment());
+    out += ',';
+    AppendNoVal(out, "cpus", true, CpuCount(j), false);
+    out += ',';
+    AppendNoVal(out, "cpus_per_task", true, s.cpus_per_task() ? s.cpus_per_task() : 1, false);
+    out += ',';
+    AppendTime(out, "deadline", s.deadline());
+    out += ',';
+    AppendStr(out, "dependency", s.dependency());
+    out += ',';
+    AppendExitCode(out, "derived_exit_code", j, j.derived_exit_status());
+    out += ',';
+    AppendTime(out, "eligible_time", j.eligible_time());
+    out += ',';
+    AppendTime(out, "end_time", EndTime(j));
+    out += ',';
+    AppendStr(out, "excluded_nodes", s.exclude());
+    out += ',';
+    AppendExitCode(out, "exit_code", j, j.exit_status());
+    out += ',';
+    AppendStr(out, "features", s.constraint());
+    out += ',';
+    AppendInt(out, "group_id", s.gid());
+    out += ',';
+    AppendStr(out, "group_name", Value(row, 'g', ctx));
+    out += ',';
+    AppendBool(out, "hold", j.held());
+    out += ',';
+    AppendInt(out, "job_id", j.job_id());
+    out += ",\"job_state\":[";
+    out += fmt::JsonString(JobStateName(j.state()));
+    if (j.completing()) out += ",\"COMPLETING\"";
+    out += "],";
+    AppendTime(out, "last_sched_evaluation", j.last_sched_eval());
+    out += ',';
+    AppendStr(out, "licenses", s.licenses());
+    out += ',';
+    AppendStr(out, "name", s.name());
+    out += ',';
+    AppendStr(out, "nodes", NodeList(j));
+    out += ',';
+    AppendInt(out, "nice", s.nice());
+    out += ',';
+    AppendNoVal(out, "node_count", true, NodeCount(j), false);
+    out += ',';
+    AppendNoVal(out, "tasks", true, j.num_tasks() ? j.num_tasks() : 1, false);
+    out += ',';
+    AppendStr(out, "partition", PartitionOf(j));
+    out += ',';
+    AppendNoVal(out, "memory_per_cpu", s.mem_per_cpu_mb() != 0, s.mem_per_cpu_mb(), false);
+    out += ',';
+    uint64_t mpn = s.mem_per_node_mb() ? s.mem_per_node_mb() : j.mem_per_node_mb();
+    AppendNoVal(out, "memory_per_node", s.mem_per_cpu_mb() == 0, mpn, false);
+    out += ',';
+    AppendNoVal(out, "minimum_cpus_per_node", true, MinCpus(j), false);
+    out += ',';
+    AppendTime(out, "preempt_time", j.preempt_time());
+    out += ',';
+    AppendNoVal(out, "priority", true, j.priority(), false);
+    out += ',';
+    AppendStr(out, "qos", s.qos());
+    out += ',';
+    AppendStr(out, "required_nodes", s.nodelist());
+    out += ',';
+    AppendBool(out, "requeue", j.requeue());
+    out += ',';
+    AppendInt(out, "restart_cnt", j.restart_count());
+    out += ',';
+    AppendStr(out, "resv_name", s.reservation());
+    out += ',';
+    AppendTime(out, "start_time", j.start_time());
+    out += ',';
+    AppendStr(out, "state_description", j.state_desc());
+    out += ',';
+    AppendStr(out, "state_reason", j.reason().empty() ? "None" : j.reason());
+    out += ',';
+    AppendStr(out, "standard_input", ExpandStdPath(j, StdStream::kIn, UserOf(j, ctx)));
+    out += ',';
+    AppendStr(out, "standard_output", ExpandStdPath(j, StdStream::kOut, UserOf(j, ctx)));
+    out += ',';
+    AppendStr(out, "standard_error", ExpandStdPath(j, StdStream::kErr, UserOf(j, ctx)));
+    out += ',';
+    AppendTime(out, "submit_time", j.submit_time());
+    out += ',';
+    AppendTime(out, "suspend_time", j.suspend_time());
+    out += ',';
+    AppendLimit(out, "time_limit", j.time_limit());
+    out += ',';
+    AppendStr(out, "tres_per_node", s.gres().empty() ? "" : "gres:" + s.gres());
+    out += ',';
+    AppendInt(out, "user_id", s.uid());
+    out += ',';
+    AppendStr(out, "user_name", UserOf(j, ctx));
+    out += ',';
+    AppendStr(out, "wckey", s.wckey());
+    out += ',';
+    AppendStr(out, "current_working_directory", s.work_dir());
+    out += '}';
+  }
+  out += "],";
+  AppendNoVal(out, "last_backfill", false, 0, false);
+  out += ',';
+  AppendTime(out, "last_update", now);
+  out += ",\"meta\":{\"plugin\":{\"type\":\"\",\"name\":\"\",\"data_parser\":\"data_parser/"
+         "v0.0.44\",\"accounting_storage\":\"\"},\"command\":[\"squeue\"],\"slurm\":{"
+         "\"version\":{\"major\":\"22\",\"micro\":\"8\",\"minor\":\"05\"},\"release\":"
+         "\"22.05.8\",";
+  AppendStr(out, "cluster", cluster_name);
+  out += "}},\"errors\":[],\"warnings\":[]}\n";
+  return out;
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,170 @@
+#include "common/auth.h"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/rpc.h"
+
+namespace shoal {
+namespace {
+
+constexpr size_t kKeyBytes = 32;
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+Result<std::string> ReadSmallFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error(ErrorCode::kAuthFailure, path + ": " + std::strerror(errno));
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return Error(ErrorCode::kAuthFailure, path + ": " + std::strerror(errno));
+  }
+  if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+    ::close(fd);
+    return Error(ErrorCode::kAuthFailure,
+                 path + " is accessible by group or others: chmod 600 " + path);
+  }
+  std::string data(4096, '\0');
+  ssize_t n = ::read(fd, data.data(), data.size());
+  ::close(fd);
+  if (n < 0) return Error(ErrorCode::kAuthFailure, path + ": " + std::strerror(errno));
+  data.resize(static_cast<size_t>(n));
+  return data;
+}
+
+}  // namespace
+
+std::string Sha256(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<char*>(md), len);
+}
+
+Result<ClusterKey> ClusterKey::Load(const std::string& path) {
+  auto data = ReadSmallFile(path);
+  if (!data) return data.status();
+  if (data->size() < 16)
+    return Error(ErrorCode::kAuthFailure, path + ": key too short (need at least 16 bytes)");
+  return ClusterKey(std::move(*data));
+}
+
+Status ClusterKey::Generate(const std::string& path) {
+  unsigned char bytes[kKeyBytes];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1)
+    return Error(ErrorCode::kInternal, "no randomness for the key");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Error(ErrorCode::kIoError, path + ": " + std::strerror(errno));
+  ssize_t w = ::write(fd, bytes, sizeof(bytes));
+  ::fsync(fd);
+  ::close(fd);
+  if (w != static_cast<ssize_t>(sizeof(bytes)))
+    return Error(ErrorCode::kIoError, path + ": short write");
+  return Status::Ok();
+}
+
+std::string ClusterKey::Mac(const pb::Credential& cred) const {
+  std::string msg = "shoal-cred-v1";
+  PutU64(msg, cred.uid());
+  PutU64(msg, cred.gid());
+  PutU64(msg, static_cast<uint64_t>(cred.expires()));
+  PutU64(msg, cred.nonce().size());
+  msg += cred.nonce();
+  PutU64(msg, cred.body_sha256().size());
+  msg += cred.body_sha256();
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
+       reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), md, &len);
+  return std::string(reinterpret_cast<char*>(md), len);
+}
+
+pb::Credential ClusterKey::Sign(uint32_t uid, uint32_t gid, std::string_view body,
+                                int64_t now) const {
+  return SignDigest(uid, gid, Sha256(body), now);
+}
+
+pb::Credential ClusterKey::SignDigest(uint32_t uid, uint32_t gid, std::string body_sha256,
+                                      int64_t now) const {
+  pb::Credential cred;
+  cred.set_uid(uid);
+  cred.set_gid(gid);
+  cred.set_expires(now + kCredentialTtlSeconds);
+  unsigned char nonce[8];
+  RAND_bytes(nonce, sizeof(nonce));
+  cred.set_nonce(std::string(reinterpret_cast<char*>(nonce), sizeof(nonce)));
+  cred.set_body_sha256(std::move(body_sha256));
+  cred.set_hmac(Mac(cred));
+  return cred;
+}
+
+Status ClusterKey::Verify(const pb::Credential& cred, std::string_view body, int64_t now) const {
+  if (cred.hmac().empty()) return Error(ErrorCode::kAuthFailure, "missing credential");
+  std::string expect = Mac(cred);
+  if (expect.size() != cred.hmac().size() ||
+      CRYPTO_memcmp(expect.data(), cred.hmac().data(), expect.size()) != 0)
+    return Error(ErrorCode::kAuthFailure, "invalid credential signature");
+  if (cred.expires() < now) return Error(ErrorCode::kAuthFailure, "credential expired");
+  if (cred.expires() > now + 2 * kCredentialTtlSeconds)
+    return Error(ErrorCode::kAuthFailure, "credential valid too far in the future");
+  if (cred.body_sha256() != Sha256(body))
+    return Error(ErrorCode::kAuthFailure, "credential does not match the request");
+  return Status::Ok();
+}
+
+Result<pb::Credential> CredentialSource::For(std::string_view body) {
+  int64_t now = ::time(nullptr);
+  if (!key_tried_) {
+    key_tried_ = true;
+    // Only try the key when we can read it; an unreadable key is the normal case for users.
+    if (::access(key_path_.c_str(), R_OK) == 0) {
+      auto key = ClusterKey::Load(key_path_);
+      if (key) key_ = std::move(*key);
+    }
+  }
+  if (key_) return key_->Sign(::getuid(), ::getgid(), body, now);
+  auto client = RpcClient::Connect("unix:" + agent_socket_, 5000);
+  if (!client)
+    return Error(ErrorCode::kAuthFailure,
+                 "cannot reach the auth agent at " + agent_socket_ + ": " + client.error());
+  pb::Request req;
+  req.mutable_auth()->set_body_sha256(Sha256(body));
+  auto resp = client->Call(req, pb::Credential(), 5000);
+  if (!resp) return Error(ErrorCode::kAuthFailure, "auth agent: " + resp.error());
+  if (resp->rc() != 0) return Error(ErrorCode::kAuthFailure, "auth agent: " + resp->error());
+  return resp->auth().cred();
+}
+
+AuthPaths AuthPathsFor(const std::string& slurm_conf_path, const std::string& auth_info) {
+  AuthPaths paths;
+  std::string dir = ".";
+  if (auto slash = slurm_conf_path.rfind('/'); slash != std::string::npos)
+    dir = slurm_conf_path.substr(0, slash == 0 ? 1 : slash);
+  paths.key_file = dir + "/slurm.key";
+  paths.agent_socket = "/run/shoal/auth.sock";
+  // AuthInfo is a comma-separated list of key=value options.
+  size_t pos = 0;
+  while (pos <= auth_info.size()) {
+    size_t comma = auth_info.find(',', pos);
+    std::string item = auth_info.substr(pos, comma == std::string::npos ? std::string::npos
+                                                                           : comma - pos);
+    if (item.rfind("socket=", 0) == 0) paths.agent_socket = item.substr(7);
+    if (item.rfind("key=", 0) == 0) paths.key_file = item.substr(4);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return paths;
+}
+
+}  // namespace shoal

@@ -1,0 +1,101 @@
+// Shoal's RPC: protobuf messages in length-prefixed frames over TCP or unix sockets.
+//
+// Commands use the small blocking RpcClient (no event loop, so they start in ~2 ms). Daemons use
+// asio: RpcServer accepts connections, RpcConnection reads frames and dispatches requests to a
+// handler on the owning io_context, and can itself send requests on the same stream (the
+// controller commands nodes over the stream each node opened). Handlers run on the io_context
+// thread only; nothing here takes a lock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/result.h"
+#include "shoal.pb.h"
+
+namespace asio {
+class io_context;
+}
+
+namespace shoal {
+
+inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
+
+// Wire helpers (pure; exposed for tests and fuzzing).
+std::string EncodeFrame(const pb::Frame& frame);
+// Parses one frame body (without the length prefix).
+Result<pb::Frame> DecodeFrameBody(std::string_view bytes);
+
+pb::Response ErrorResponse(ErrorCode code, std::string message);
+
+// Blocking client used by the commands. Address is "host:port" or "unix:/path".
+class RpcClient {
+ public:
+  RpcClient() = default;
+  ~RpcClient();
+  RpcClient(RpcClient&& other) noexcept;
+  RpcClient& operator=(RpcClient&& other) noexcept;
+  RpcClient(const RpcClient&) = delete;
+  RpcClient& operator=(const RpcClient&) = delete;
+
+  static Result<RpcClient> Connect(const std::string& address, int timeout_ms);
+  // Sends one request with a credential for its body and waits for the response.
+  Result<pb::Response> Call(const pb::Request& request, const pb::Credential& cred,
+                            int timeout_ms);
+  Result<pb::Response> CallRaw(const std::string& body, const pb::Credential& cred,
+                               int timeout_ms);
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  uint64_t next_id_ = 1;
+};
+
+class RpcConnection;
+using RpcConnectionPtr = std::shared_ptr<RpcConnection>;
+
+// Replies to one request; may be called later (after a journal commit) but only once.
+using Responder = std::function<void(const pb::Response&)>;
+// Called for each request, after the frame is decoded. The handler verifies the credential.
+using RequestHandler = std::function<void(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                                          const std::string& body, Responder respond)>;
+using ResponseCallback = std::function<void(Result<pb::Response>)>;
+
+class RpcConnection : public std::enable_shared_from_this<RpcConnection> {
+ public:
+  virtual ~RpcConnection() = default;
+  // Sends a request on this connection; `done` runs on the io_context with the response, or
+  // with an error when the connection closes first.
+  virtual void Send(const pb::Request& request, const pb::Credential& cred,
+                    ResponseCallback done) = 0;
+  virtual void Close() = 0;
+  virtual bool closed() const = 0;
+  // Peer identity for unix sockets (SO_PEERCRED); -1 on TCP.
+  virtual int64_t peer_uid() const = 0;
+  virtual int64_t peer_gid() const = 0;
+  virtual std::string peer() const = 0;
+  // Called once when the connection closes (either side).
+  virtual void OnClose(std::function<void()> fn) = 0;
+  // Arbitrary owner data (e.g. the node name a stream belongs to).
+  std::string tag;
+};
+
+// Connects asynchronously; the result is delivered on the io_context.
+void RpcConnect(asio::io_context& io, const std::string& address, RequestHandler handler,
+                std::function<void(Result<RpcConnectionPtr>)> done);
+
+class RpcServer {
+ public:
+  // Listens on "host:port" or "unix:/path" (the socket file is replaced, mode `unix_mode`).
+  static Result<std::unique_ptr<RpcServer>> Listen(asio::io_context& io, const std::string& address,
+                                                   RequestHandler handler, int unix_mode = 0666);
+  virtual ~RpcServer() = default;
+  virtual uint16_t port() const = 0;
+  virtual void Stop() = 0;
+};
+
+}  // namespace shoal

@@ -1,0 +1,111 @@
+#include "common/states.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace shoal {
+namespace {
+
+struct JobStateNames {
+  pb::JobState state;
+  const char* name;
+  const char* compact;
+};
+
+constexpr JobStateNames kJobStates[] = {
+    {pb::JOB_PENDING, "PENDING", "PD"},       {pb::JOB_RUNNING, "RUNNING", "R"},
+    {pb::JOB_SUSPENDED, "SUSPENDED", "S"},    {pb::JOB_COMPLETED, "COMPLETED", "CD"},
+    {pb::JOB_CANCELLED, "CANCELLED", "CA"},   {pb::JOB_FAILED, "FAILED", "F"},
+    {pb::JOB_TIMEOUT, "TIMEOUT", "TO"},       {pb::JOB_NODE_FAIL, "NODE_FAIL", "NF"},
+    {pb::JOB_PREEMPTED, "PREEMPTED", "PR"},   {pb::JOB_BOOT_FAIL, "BOOT_FAIL", "BF"},
+    {pb::JOB_DEADLINE, "DEADLINE", "DL"},     {pb::JOB_OUT_OF_MEMORY, "OUT_OF_MEMORY", "OOM"},
+};
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::toupper(c); });
+  return out;
+}
+
+bool Draining(const pb::NodeRecord& n) {
+  return n.drain() && (n.alloc_cpus() > 0 || n.base_state() == pb::NODE_ALLOCATED ||
+                       n.base_state() == pb::NODE_MIXED);
+}
+
+}  // namespace
+
+std::string JobStateName(pb::JobState state) {
+  for (const auto& s : kJobStates)
+    if (s.state == state) return s.name;
+  return "UNKNOWN";
+}
+
+std::string JobStateCompact(pb::JobState state) {
+  for (const auto& s : kJobStates)
+    if (s.state == state) return s.compact;
+  return "?";
+}
+
+std::optional<pb::JobState> ParseJobState(std::string_view text) {
+  std::string up = Upper(text);
+  for (const auto& s : kJobStates)
+    if (up == s.name || up == s.compact) return s.state;
+  return std::nullopt;
+}
+
+bool IsFinished(pb::JobState state) {
+  return state != pb::JOB_PENDING && state != pb::JOB_RUNNING && state != pb::JOB_SUSPENDED;
+}
+
+std::string NodeStateLong(const pb::NodeRecord& n) {
+  std::string base;
+  switch (n.base_state()) {
+    case pb::NODE_IDLE: base = "IDLE"; break;
+    case pb::NODE_ALLOCATED: base = "ALLOCATED"; break;
+    case pb::NODE_MIXED: base = "MIXED"; break;
+    case pb::NODE_DOWN: base = "DOWN"; break;
+    case pb::NODE_FUTURE: base = "FUTURE"; break;
+    default: base = "UNKNOWN"; break;
+  }
+  if (n.drain()) base += "+DRAIN";
+  if (!n.responding() && n.base_state() != pb::NODE_FUTURE) base += "+NOT_RESPONDING";
+  return base;
+}
+
+std::string NodeStateCompact(const pb::NodeRecord& n) {
+  std::string s;
+  if (n.drain()) {
+    s = n.base_state() == pb::NODE_DOWN ? "drain" : (Draining(n) ? "drng" : "drain");
+  } else {
+    switch (n.base_state()) {
+      case pb::NODE_IDLE: s = "idle"; break;
+      case pb::NODE_ALLOCATED: s = "alloc"; break;
+      case pb::NODE_MIXED: s = "mix"; break;
+      case pb::NODE_DOWN: s = "down"; break;
+      case pb::NODE_FUTURE: s = "futr"; break;
+      default: s = "unk"; break;
+    }
+  }
+  if (!n.responding() && n.base_state() != pb::NODE_FUTURE) s += "*";
+  return s;
+}
+
+std::string NodeStateLongLower(const pb::NodeRecord& n) {
+  std::string s;
+  if (n.drain()) {
+    s = n.base_state() == pb::NODE_DOWN ? "drained" : (Draining(n) ? "draining" : "drained");
+  } else {
+    switch (n.base_state()) {
+      case pb::NODE_IDLE: s = "idle"; break;
+      case pb::NODE_ALLOCATED: s = "allocated"; break;
+      case pb::NODE_MIXED: s = "mixed"; break;
+      case pb::NODE_DOWN: s = "down"; break;
+      case pb::NODE_FUTURE: s = "future"; break;
+      default: s = "unknown"; break;
+    }
+  }
+  if (!n.responding() && n.base_state() != pb::NODE_FUTURE) s += "*";
+  return s;
+}
+
+}  // namespace shoal

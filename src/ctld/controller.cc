@@ -1,0 +1,430 @@
+// Controller set-up, request dispatch, authentication, persistence and timers.
+#include "ctld/controller.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "common/hostlist.h"
+#include "common/log.h"
+#include "common/units.h"
+
+namespace shoal::ctld {
+
+Controller::Controller(asio::io_context& io, ControllerOptions options, SlurmConf conf,
+                       ClusterKey key)
+    : io_(io),
+      options_(std::move(options)),
+      conf_(std::move(conf)),
+      key_(std::move(key)),
+      tick_timer_(io) {}
+
+int64_t Controller::Now() const { return ::time(nullptr); }
+
+bool Controller::IsAdmin(uint32_t uid) const { return uid == 0 || uid == slurm_user_uid_; }
+
+Status Controller::Start() {
+  start_time_ = Now();
+  max_job_count_ = conf_.MaxJobCount();
+  next_job_id_ = std::max<uint32_t>(conf_.FirstJobId(), 1);
+  if (passwd* pw = ::getpwnam(conf_.SlurmUser().c_str())) slurm_user_uid_ = pw->pw_uid;
+
+  // Nodes and partitions from slurm.conf.
+  for (const NodeConf& nc : conf_.nodes) {
+    Node n;
+    auto& r = n.rec;
+    r.set_name(nc.name);
+    r.set_addr(nc.addr.empty() ? nc.name : nc.addr);
+    r.set_hostname(nc.hostname.empty() ? nc.name : nc.hostname);
+    r.set_port(nc.port ? nc.port : conf_.SlurmdPort());
+    r.set_cpus(nc.cpus ? nc.cpus : 1);
+    r.set_boards(nc.boards);
+    r.set_sockets(nc.sockets ? nc.sockets : r.cpus());
+    r.set_cores_per_socket(nc.cores_per_socket ? nc.cores_per_socket : 1);
+    r.set_threads_per_core(nc.threads_per_core ? nc.threads_per_core : 1);
+    r.set_real_memory_mb(nc.real_memory_mb);
+    r.set_tmp_disk_mb(nc.tmp_disk_mb);
+    r.set_gres(nc.gres);
+    for (const auto& f : nc.features) r.add_features(f);
+    r.set_weight(nc.weight);
+    std::string st = nc.state;
+    r.set_base_state(pb::NODE_UNKNOWN);
+    if (st.rfind("DOWN", 0) == 0) {
+      r.set_base_state(pb::NODE_DOWN);
+      r.set_configured_down(true);
+      r.set_reason(nc.reason);
+    } else if (st.rfind("DRAIN", 0) == 0) {
+      r.set_drain(true);
+      r.set_reason(nc.reason);
+    } else if (st == "FUTURE") {
+      r.set_base_state(pb::NODE_FUTURE);
+    }
+    r.set_responding(false);
+    node_by_name_[nc.name] = static_cast<int>(nodes_.size());
+    nodes_.push_back(std::move(n));
+  }
+  for (const PartitionConf& pc : conf_.partitions) {
+    Partition p;
+    auto& r = p.rec;
+    r.set_name(pc.name);
+    r.set_nodes_expr(pc.nodes_expr);
+    for (const auto& n : pc.nodes) {
+      r.add_nodes(n);
+      int idx = FindNode(n);
+      if (idx >= 0) p.node_index.push_back(idx);
+    }
+    r.set_is_default(pc.is_default);
+    r.set_max_time(pc.max_time);
+    r.set_default_time(pc.default_time);
+    r.set_state(pc.state);
+    r.set_min_nodes(pc.min_nodes);
+    r.set_max_nodes(pc.max_nodes);
+    r.set_priority_tier(pc.priority_tier);
+    r.set_priority_job_factor(pc.priority_job_factor);
+    r.set_allow_accounts(pc.allow_accounts);
+    r.set_allow_groups(pc.allow_groups);
+    r.set_allow_qos(pc.allow_qos);
+    r.set_deny_accounts(pc.deny_accounts);
+    r.set_over_subscribe(pc.over_subscribe);
+    r.set_hidden(pc.hidden);
+    r.set_root_only(pc.root_only);
+    r.set_def_mem_per_cpu_mb(pc.def_mem_per_cpu_mb);
+    r.set_max_mem_per_cpu_mb(pc.max_mem_per_cpu_mb);
+    partitions_.push_back(std::move(p));
+  }
+
+  std::string state_dir = conf_.StateSaveLocation();
+  ::mkdir(state_dir.c_str(), 0700);
+  if (options_.clear_state) {
+    std::remove((state_dir + "/snapshot.pb").c_str());
+    std::remove((state_dir + "/journal.log").c_str());
+  }
+  journal_ = std::make_unique<Journal>(io_, state_dir);
+  journal_->SetErrorHandler([this](const std::string& msg) {
+    // Nothing more can be acknowledged; stop rather than lie to clients.
+    journal_failed_ = true;
+    LogError("state save failed: %s; shutting down", msg.c_str());
+    Shutdown();
+  });
+  LoadState();
+
+  std::string addr = "0.0.0.0:" + std::to_string(conf_.ControllerPort());
+  auto handler = [this](const RpcConnectionPtr& c, const pb::Credential& cred,
+                        const std::string& body, Responder r) {
+    HandleRequest(c, cred, body, std::move(r));
+  };
+  auto server = RpcServer::Listen(io_, addr, handler);
+  if (!server) return server.status();
+  tcp_server_ = std::move(*server);
+
+  AuthPaths paths = AuthPathsFor(options_.conf_path, conf_.Get("AuthInfo"));
+  if (auto slash = paths.agent_socket.rfind('/'); slash != std::string::npos && slash > 0)
+    ::mkdir(paths.agent_socket.substr(0, slash).c_str(), 0755);
+  auto agent = RpcServer::Listen(
+      io_, "unix:" + paths.agent_socket,
+      [this](const RpcConnectionPtr& c, const pb::Credential&, const std::string& body,
+             Responder r) { HandleAgent(c, body, std::move(r)); },
+      0666);
+  if (!agent) return agent.status();
+  agent_server_ = std::move(*agent);
+
+  LogInfo("shoalctld started: cluster %s, port %u, %zu nodes, %zu partitions, %zu jobs",
+          conf_.ClusterName().c_str(), conf_.ControllerPort(), nodes_.size(), partitions_.size(),
+          jobs_.size());
+  ScheduleTick();
+  ScheduleSoon();
+  return Status::Ok();
+}
+
+void Controller::Shutdown() {
+  if (tcp_server_) tcp_server_->Stop();
+  if (agent_server_) agent_server_->Stop();
+  tick_timer_.cancel();
+  for (auto& n : nodes_)
+    if (n.stream) n.stream->Close();
+  if (journal_) journal_->Stop();
+  io_.stop();
+}
+
+void Controller::LoadState() {
+  pb::Snapshot snapshot;
+  uint32_t high_water = next_job_id_;
+  auto visit = [&](pb::JournalRecord& rec) {
+    switch (rec.body_case()) {
+      case pb::JournalRecord::kJob: {
+        uint32_t id = rec.job().job_id();
+        high_water = std::max(high_water, id + 1);
+        jobs_[id] = std::move(*rec.mutable_job());
+        break;
+      }
+      case pb::JournalRecord::kNextJobId:
+        high_water = std::max(high_water, rec.next_job_id());
+        break;
+      case pb::JournalRecord::kPurgeJobId:
+        high_water = std::max(high_water, rec.purge_job_id() + 1);
+        jobs_.erase(rec.purge_job_id());
+        break;
+      case pb::JournalRecord::kNode: {
+        const auto& saved = rec.node();
+        int idx = FindNode(saved.name());
+        if (idx < 0 && saved.dynamic()) {
+          Node n;
+          n.rec = saved;
+          node_by_name_[saved.name()] = static_cast<int>(nodes_.size());
+          nodes_.push_back(std::move(n));
+          idx = static_cast<int>(nodes_.size()) - 1;
+        }
+        if (idx < 0) break;
+        auto& r = nodes_[idx].rec;
+        r.set_drain(saved.drain());
+        r.set_configured_down(saved.configured_down());
+        if (saved.configured_down()) r.set_base_state(pb::NODE_DOWN);
+        else if (r.base_state() == pb::NODE_DOWN) r.set_base_state(pb::NODE_UNKNOWN);
+        r.set_reason(saved.reason());
+        r.set_reason_uid(saved.reason_uid());
+        r.set_reason_time(saved.reason_time());
+        break;
+      }
+      default:
+        break;
+    }
+  };
+  Status s = journal_->Open(&snapshot, [&](pb::JournalRecord& rec) { visit(rec); });
+  if (!s.ok()) {
+    LogError("cannot load state from %s: %s", conf_.StateSaveLocation().c_str(),
+             s.message().c_str());
+    std::exit(1);
+  }
+  // The snapshot holds the state before the journal; apply it first, then the journal's records
+  // were already applied on top in order by Open... so rebuild: snapshot first, then journal.
+  if (snapshot.jobs_size() || snapshot.nodes_size() || snapshot.next_job_id()) {
+    std::unordered_map<uint32_t, pb::JobRecord> from_journal = std::move(jobs_);
+    jobs_.clear();
+    high_water = std::max(high_water, snapshot.next_job_id());
+    for (auto& job : *snapshot.mutable_jobs()) {
+      high_water = std::max(high_water, job.job_id() + 1);
+      uint32_t id = job.job_id();
+      jobs_[id] = std::move(job);
+    }
+    for (auto& [id, job] : from_journal) jobs_[id] = std::move(job);
+  }
+  next_job_id_ = high_water;
+  int64_t now = Now();
+  for (auto& [id, job] : jobs_) {
+    if (job.state() == pb::JOB_PENDING) AddPending(job);
+    // Resources stay allocated to running and completing jobs until their nodes report back.
+    if (job.state() == pb::JOB_RUNNING || job.completing()) {
+      for (int i = 0; i < job.nodes_size(); ++i) {
+        int idx = FindNode(job.nodes(i));
+        if (idx < 0) continue;
+        auto& r = nodes_[idx].rec;
+        r.set_alloc_cpus(r.alloc_cpus() + (i < job.cpus_per_node_size() ? job.cpus_per_node(i) : 0));
+        r.set_alloc_memory_mb(r.alloc_memory_mb() + job.mem_per_node_mb());
+      }
+    }
+  }
+  // Nodes get a full SlurmdTimeout from now to re-register before they are declared down.
+  auto steady = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  for (auto& n : nodes_) n.last_seen = steady;
+  (void)now;
+  // Start from a compact state: one snapshot, empty journal.
+  MaybeCompact();
+}
+
+void Controller::MaybeCompact() {
+  pb::Snapshot snap;
+  snap.set_next_job_id(next_job_id_);
+  for (const auto& [id, job] : jobs_) *snap.add_jobs() = job;
+  for (const auto& n : nodes_) {
+    if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty())
+      *snap.add_nodes() = n.rec;
+  }
+  journal_->Compact(snap.SerializeAsString());
+}
+
+void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<void()> then) {
+  std::vector<std::string> encoded;
+  encoded.reserve(records.size());
+  for (const auto& r : records) encoded.push_back(Journal::Encode(r));
+  journal_->Append(std::move(encoded), std::move(then));
+}
+
+void Controller::PersistJob(const pb::JobRecord& job, std::function<void()> then) {
+  pb::JournalRecord rec;
+  *rec.mutable_job() = job;
+  std::vector<pb::JournalRecord> v;
+  v.push_back(std::move(rec));
+  Persist(std::move(v), std::move(then));
+}
+
+void Controller::HandleAgent(const RpcConnectionPtr& conn, const std::string& body,
+                             Responder respond) {
+  pb::Request req;
+  if (!req.ParseFromString(body) || req.body_case() != pb::Request::kAuth) {
+    respond(ErrorResponse(ErrorCode::kProtocol, "auth agent: malformed request"));
+    return;
+  }
+  if (conn->peer_uid() < 0 || conn->peer_gid() < 0) {
+    respond(ErrorResponse(ErrorCode::kAuthFailure, "auth agent: no peer credentials"));
+    return;
+  }
+  // Sign exactly the caller's own identity, as read by the kernel.
+  pb::Response resp;
+  *resp.mutable_auth()->mutable_cred() =
+      key_.SignDigest(static_cast<uint32_t>(conn->peer_uid()),
+                      static_cast<uint32_t>(conn->peer_gid()), req.auth().body_sha256(), Now());
+  respond(resp);
+}
+
+void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                               const std::string& body, Responder respond) {
+  if (Status s = key_.Verify(cred, body, Now()); !s.ok()) {
+    respond(ErrorResponse(ErrorCode::kAuthFailure, "Protocol authentication error: " + s.message()));
+    return;
+  }
+  pb::Request req;
+  if (!req.ParseFromString(body)) {
+    respond(ErrorResponse(ErrorCode::kProtocol, "malformed request"));
+    return;
+  }
+  if (journal_failed_) {
+    respond(ErrorResponse(ErrorCode::kUnavailable, "controller cannot save state"));
+    return;
+  }
+  switch (req.body_case()) {
+    case pb::Request::kPing: {
+      pb::Response r;
+      r.mutable_ping()->set_controller(conf_.ControllerHost());
+      r.mutable_ping()->set_server_time(Now());
+      respond(r);
+      return;
+    }
+    case pb::Request::kSubmitJob: {
+      pb::JobRecord* job = nullptr;
+      pb::Response r = Submit(cred, *req.mutable_submit_job(), &job);
+      if (r.rc() != 0 || !job) {
+        respond(r);
+        return;
+      }
+      PersistJob(*job, [this, respond, r] {
+        respond(r);
+        ScheduleSoon();
+      });
+      return;
+    }
+    case pb::Request::kJobQuery:
+      respond(QueryJobs(req.job_query()));
+      return;
+    case pb::Request::kNodeQuery:
+      respond(QueryNodes(req.node_query()));
+      return;
+    case pb::Request::kConfigQuery:
+      respond(QueryConfig());
+      return;
+    case pb::Request::kCancelJob:
+    case pb::Request::kUpdateJob:
+    case pb::Request::kJobControl: {
+      std::vector<pb::JobRecord*> changed;
+      pb::Response r;
+      if (req.body_case() == pb::Request::kCancelJob)
+        r = Cancel(cred, req.cancel_job(), &changed);
+      else if (req.body_case() == pb::Request::kUpdateJob)
+        r = UpdateJob(cred, req.update_job(), &changed);
+      else
+        r = ControlJob(cred, req.job_control(), &changed);
+      if (changed.empty()) {
+        respond(r);
+        return;
+      }
+      std::vector<pb::JournalRecord> recs;
+      for (auto* job : changed) {
+        pb::JournalRecord rec;
+        *rec.mutable_job() = *job;
+        recs.push_back(std::move(rec));
+      }
+      Persist(std::move(recs), [this, respond, r] {
+        respond(r);
+        ScheduleSoon();
+      });
+      return;
+    }
+    case pb::Request::kUpdateNode: {
+      // Node records were queued by UpdateNode; answer once they are on disk.
+      pb::Response r = UpdateNode(cred, req.update_node());
+      Persist({}, [respond, r] { respond(r); });
+      return;
+    }
+    case pb::Request::kNodeRegister:
+      if (!IsAdmin(cred.uid())) break;
+      RegisterNode(conn, req.node_register(), std::move(respond));
+      return;
+    case pb::Request::kHeartbeat:
+      if (!IsAdmin(cred.uid())) break;
+      Heartbeat(req.heartbeat());
+      respond(pb::Response());
+      return;
+    case pb::Request::kJobComplete:
+      if (!IsAdmin(cred.uid())) break;
+      JobComplete(req.job_complete(), std::move(respond));
+      return;
+    default:
+      respond(ErrorResponse(ErrorCode::kProtocol, "unsupported request"));
+      return;
+  }
+  respond(ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied"));
+}
+
+void Controller::ScheduleTick() {
+  tick_timer_.expires_after(std::chrono::seconds(1));
+  tick_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    Tick();
+    ScheduleTick();
+  });
+}
+
+void Controller::Tick() {
+  int64_t now = Now();
+  CheckTimeLimits(now);
+  CheckNodeSilence(now);
+  PurgeOldJobs(now);
+  // Begin times and other time-based eligibility.
+  ScheduleSoon();
+  if (journal_->journal_bytes() > (256u << 20)) MaybeCompact();
+}
+
+pb::JobRecord* Controller::FindJob(uint32_t id) {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+int Controller::FindNode(const std::string& name) const {
+  auto it = node_by_name_.find(name);
+  return it == node_by_name_.end() ? -1 : it->second;
+}
+
+const Controller::Partition* Controller::FindPartition(const std::string& name) const {
+  for (const auto& p : partitions_)
+    if (p.rec.name() == name) return &p;
+  return nullptr;
+}
+
+const Controller::Partition* Controller::DefaultPartition() const {
+  for (const auto& p : partitions_)
+    if (p.rec.is_default()) return &p;
+  return partitions_.empty() ? nullptr : &partitions_.front();
+}
+
+void Controller::AddPending(const pb::JobRecord& job) {
+  pending_.insert({-static_cast<int64_t>(job.priority()), job.job_id()});
+}
+
+void Controller::RemovePending(const pb::JobRecord& job) {
+  pending_.erase({-static_cast<int64_t>(job.priority()), job.job_id()});
+}
+
+}  // namespace shoal::ctld

@@ -1,0 +1,580 @@
+// Job lifecycle in the controller: submit, cancel, update, hold/release/requeue, completion,
+// time limits and purging of finished jobs.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+
+#include "common/hostlist.h"
+#include "common/log.h"
+#include "common/states.h"
+#include "common/units.h"
+#include "ctld/controller.h"
+
+namespace shoal::ctld {
+namespace {
+
+// priority/basic: earlier submissions first. Nice lowers it, as in Slurm.
+constexpr int64_t kBasePriority = 4294901760LL;  // 0xFFFF0000
+
+uint32_t BasicPriority(uint32_t job_id, int32_t nice) {
+  int64_t p = kBasePriority - job_id - nice;
+  return static_cast<uint32_t>(std::clamp<int64_t>(p, 1, 0xFFFFFFF0LL));
+}
+
+bool Owns(const pb::Credential& cred, const pb::JobRecord& job) {
+  return cred.uid() == job.spec().uid();
+}
+
+pb::JobResult Ok(const std::string& id) {
+  pb::JobResult r;
+  r.set_job_id(id);
+  return r;
+}
+
+pb::JobResult Fail(const std::string& id, ErrorCode code, const std::string& msg) {
+  pb::JobResult r;
+  r.set_job_id(id);
+  r.set_rc(static_cast<int32_t>(code));
+  r.set_error(msg);
+  return r;
+}
+
+std::string IdString(const pb::JobRecord& job) { return std::to_string(job.job_id()); }
+
+}  // namespace
+
+pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest& req,
+                                pb::JobRecord** created) {
+  pb::JobSpec& spec = *req.mutable_spec();
+  // Identity comes from the credential, never from the request.
+  spec.set_uid(cred.uid());
+  if (!IsAdmin(cred.uid()) || spec.gid() == 0) spec.set_gid(cred.gid());
+
+  if (spec.script().rfind("#!", 0) != 0)
+    return ErrorResponse(ErrorCode::kInvalidArgument,
+                         "Batch script does not start with #! (not a batch script)");
+  if (jobs_.size() >= max_job_count_)
+    return ErrorResponse(ErrorCode::kTooManyJobs,
+                         "Slurm temporarily unable to accept job, sleeping and retrying");
+
+  // Partition: the requested one (first of a list that exists), else the default.
+  const Partition* part = nullptr;
+  if (!spec.partition().empty()) {
+    std::string list = spec.partition();
+    size_t pos = 0;
+    while (pos <= list.size() && !part) {
+      size_t comma = list.find(',', pos);
+      std::string name = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      part = FindPartition(name);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    if (!part) return ErrorResponse(ErrorCode::kInvalidPartition, "invalid partition specified: " + spec.partition());
+  } else {
+    part = DefaultPartition();
+    if (!part) return ErrorResponse(ErrorCode::kInvalidPartition, "No partition specified or system default partition");
+  }
+
+  pb::JobRecord job;
+  *job.mutable_spec() = spec;
+  job.set_partition(part->rec.name());
+  job.set_time_limit(spec.time_limit() != kTimeNoVal ? spec.time_limit()
+                     : part->rec.default_time() != kTimeNoVal ? part->rec.default_time()
+                                                              : part->rec.max_time());
+  if (spec.time_limit() == 0 && spec.time_limit() != kTimeNoVal)
+    return ErrorResponse(ErrorCode::kTimeLimitExceeded,
+                         "Requested time limit is invalid (missing or exceeds some limit)");
+  uint32_t nodes = std::max<uint32_t>(spec.min_nodes(), 1);
+  uint32_t tasks = spec.num_tasks() ? spec.num_tasks()
+                   : spec.ntasks_per_node() ? spec.ntasks_per_node() * nodes
+                                            : nodes;
+  uint32_t cpt = std::max<uint32_t>(spec.cpus_per_task(), 1);
+  job.set_num_nodes(nodes);
+  job.set_num_tasks(tasks);
+  job.set_num_cpus(tasks * cpt);
+  job.set_array_task_id(kNoArrayTask);
+  job.set_requeue(spec.requeue() == 1 ||
+                  (spec.requeue() == -1 && conf_.Get("JobRequeue", "1") != "0"));
+
+  // Jobs that could never run are refused now, with Slurm's messages.
+  if (!spec.gres().empty() || !spec.gpus().empty()) {
+    bool any_gres = false;
+    for (int idx : part->node_index)
+      if (!nodes_[idx].rec.gres().empty()) any_gres = true;
+    if (!any_gres)
+      return ErrorResponse(ErrorCode::kInvalidGres,
+                           "Invalid generic resource (gres) specification");
+  }
+  if (nodes > part->node_index.size() ||
+      (part->rec.max_nodes() != 0xffffffffu && nodes > part->rec.max_nodes() &&
+       !IsAdmin(cred.uid())))
+    return ErrorResponse(ErrorCode::kRequestedConfigUnavailable,
+                         "Node count specification invalid");
+  if (Status s = ValidateAgainstPartition(job, *part); !s.ok())
+    return ErrorResponse(s.code(), s.message());
+
+  if (req.test_only()) {
+    pb::Response r;
+    r.mutable_submit_job()->set_job_id(next_job_id_);
+    r.mutable_submit_job()->set_expected_start(Now());
+    return r;
+  }
+
+  uint32_t id = next_job_id_++;
+  job.set_job_id(id);
+  job.set_state(pb::JOB_PENDING);
+  job.set_reason("None");
+  int64_t now = Now();
+  job.set_submit_time(now);
+  job.set_accrue_time(now);
+  job.set_eligible_time(spec.begin_time() > now ? spec.begin_time() : now);
+  job.set_held(spec.hold());
+  job.set_priority(spec.hold() ? 0 : BasicPriority(id, spec.nice()));
+  if (spec.hold()) job.set_reason("JobHeldUser");
+  auto [it, inserted] = jobs_.emplace(id, std::move(job));
+  AddPending(it->second);
+  *created = &it->second;
+
+  pb::Response r;
+  r.mutable_submit_job()->set_job_id(id);
+  return r;
+}
+
+Result<std::vector<pb::JobRecord*>> Controller::ResolveJobIds(const std::string& spec) {
+  // "123" or "123_4" / "123_[1-3]" (array tasks; arrays arrive with the scheduler issue).
+  std::vector<pb::JobRecord*> out;
+  std::string base = spec.substr(0, spec.find_first_of("_."));
+  if (base.empty() || base.find_first_not_of("0123456789") != std::string::npos)
+    return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
+  unsigned long id = std::strtoul(base.c_str(), nullptr, 10);
+  if (spec.find('.') != std::string::npos)
+    return Error(ErrorCode::kNotSupported, "Job steps are not supported yet");
+  pb::JobRecord* job = id <= 0xffffffffUL ? FindJob(static_cast<uint32_t>(id)) : nullptr;
+  if (!job) return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
+  out.push_back(job);
+  return out;
+}
+
+pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobRequest& req,
+                                std::vector<pb::JobRecord*>* changed) {
+  pb::Response resp;
+  auto* out = resp.mutable_cancel_job();
+  std::vector<std::pair<std::string, pb::JobRecord*>> targets;
+  if (req.job_ids_size() > 0) {
+    for (const auto& id : req.job_ids()) {
+      auto jobs = ResolveJobIds(id);
+      if (!jobs) {
+        *out->add_results() = Fail(id, jobs.status().code(), jobs.error());
+        continue;
+      }
+      for (auto* j : *jobs) targets.emplace_back(id, j);
+    }
+  } else {
+    // Filters: every job matching them that the caller may touch.
+    std::set<std::string> filter_nodes(req.filter_nodes().begin(), req.filter_nodes().end());
+    for (auto& [id, job] : jobs_) {
+      if (IsFinished(job.state())) continue;
+      if (req.has_filter_uid() && job.spec().uid() != req.filter_uid()) continue;
+      if (!req.filter_name().empty() && job.spec().name() != req.filter_name()) continue;
+      if (!req.filter_partition().empty() && job.partition() != req.filter_partition()) continue;
+      if (!req.filter_account().empty() && job.spec().account() != req.filter_account()) continue;
+      if (!req.filter_qos().empty() && job.spec().qos() != req.filter_qos()) continue;
+      if (req.filter_states_size() > 0 &&
+          std::find(req.filter_states().begin(), req.filter_states().end(), job.state()) ==
+              req.filter_states().end())
+        continue;
+      if (!filter_nodes.empty()) {
+        bool hit = false;
+        for (const auto& n : job.nodes()) hit |= filter_nodes.count(n) > 0;
+        if (!hit) continue;
+      }
+      // Filtered cancels by a user silently skip other users' jobs, as scancel -u does.
+      if (!IsAdmin(cred.uid()) && !Owns(cred, job)) continue;
+      targets.emplace_back(IdString(job), &job);
+    }
+  }
+  int64_t now = Now();
+  for (auto& [id, job] : targets) {
+    if (!IsAdmin(cred.uid()) && !Owns(cred, *job)) {
+      *out->add_results() = Fail(id, ErrorCode::kAccessDenied, "Access/permission denied");
+      continue;
+    }
+    if (IsFinished(job->state())) {
+      *out->add_results() =
+          Fail(id, ErrorCode::kAlreadyDone, "Job/step already completing or completed");
+      continue;
+    }
+    if (req.signal() != 0) {
+      // A signal, not a cancellation: deliver it where the job runs.
+      if (job->state() != pb::JOB_RUNNING) {
+        *out->add_results() = Fail(id, ErrorCode::kTransitionState, "Job is pending execution");
+        continue;
+      }
+      int idx = FindNode(job->batch_host());
+      if (idx >= 0) {
+        pb::Request sig;
+        sig.mutable_signal_job()->set_job_id(job->job_id());
+        sig.mutable_signal_job()->set_signal(req.signal());
+        sig.mutable_signal_job()->set_batch_only(req.batch_only());
+        SendToNode(idx, sig, nullptr);
+      }
+      *out->add_results() = Ok(id);
+      continue;
+    }
+    if (job->state() == pb::JOB_PENDING) {
+      RemovePending(*job);
+      job->set_reason("None");
+      FinishJob(*job, pb::JOB_CANCELLED, now);
+    } else {
+      TerminateRunning(*job, pb::JOB_CANCELLED, "cancelled");
+    }
+    changed->push_back(job);
+    *out->add_results() = Ok(id);
+  }
+  for (const auto& r : out->results()) {
+    if (r.rc() != 0) {
+      resp.set_rc(r.rc());
+      resp.set_error(r.error());
+    }
+  }
+  return resp;
+}
+
+pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJobRequest& req,
+                                   std::vector<pb::JobRecord*>* changed) {
+  pb::Response resp;
+  auto* out = resp.mutable_job_control();
+  bool admin = IsAdmin(cred.uid());
+  for (const auto& id : req.job_ids()) {
+    auto jobs = ResolveJobIds(id);
+    if (!jobs) {
+      *out->add_results() = Fail(id, jobs.status().code(), jobs.error());
+      continue;
+    }
+    for (pb::JobRecord* job : *jobs) {
+      if (!admin && !Owns(cred, *job)) {
+        *out->add_results() = Fail(id, ErrorCode::kAccessDenied, "Access/permission denied");
+        continue;
+      }
+      if (IsFinished(job->state())) {
+        *out->add_results() =
+            Fail(id, ErrorCode::kAlreadyDone, "Job/step already completing or completed");
+        continue;
+      }
+      // Validate every field first: a rejected update changes nothing.
+      pb::JobRecord next = *job;
+      Status status;
+      for (const auto& [key_raw, value] : req.fields()) {
+        std::string key = key_raw;
+        std::transform(key.begin(), key.end(), key.begin(), ::tolower);
+        if (key == "timelimit") {
+          auto t = ParseTimeLimit(value);
+          if (!t) { status = InvalidArgument("Invalid TimeLimit value: " + value); break; }
+          if (!admin && *t > job->time_limit()) {
+            status = Error(ErrorCode::kAccessDenied, "Access/permission denied");
+            break;
+          }
+          next.set_time_limit(*t);
+          next.mutable_spec()->set_time_limit(*t);
+        } else if (key == "name" || key == "jobname") {
+          next.mutable_spec()->set_name(value);
+        } else if (key == "comment") {
+          next.mutable_spec()->set_comment(value);
+        } else if (key == "partition") {
+          if (job->state() != pb::JOB_PENDING) {
+            status = Error(ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            break;
+          }
+          const Partition* p = FindPartition(value);
+          if (!p) { status = Error(ErrorCode::kInvalidPartition, "Invalid partition name specified"); break; }
+          next.set_partition(value);
+          next.mutable_spec()->set_partition(value);
+          if (Status s = ValidateAgainstPartition(next, *p); !s.ok()) { status = s; break; }
+        } else if (key == "nice") {
+          char* end = nullptr;
+          long nice = std::strtol(value.c_str(), &end, 10);
+          if (*end || nice < -2147483645L || nice > 2147483645L) {
+            status = InvalidArgument("Invalid Nice value: " + value);
+            break;
+          }
+          if (nice < 0 && !admin) {
+            status = Error(ErrorCode::kAccessDenied, "Access/permission denied");
+            break;
+          }
+          next.mutable_spec()->set_nice(static_cast<int32_t>(nice));
+          if (!next.held()) next.set_priority(BasicPriority(next.job_id(), static_cast<int32_t>(nice)));
+        } else if (key == "priority") {
+          if (!admin) { status = Error(ErrorCode::kAccessDenied, "Access/permission denied"); break; }
+          char* end = nullptr;
+          unsigned long p = std::strtoul(value.c_str(), &end, 10);
+          if (*end) { status = InvalidArgument("Invalid Priority value: " + value); break; }
+          next.set_priority(static_cast<uint32_t>(p));
+        } else if (key == "numnodes" || key == "minnodes") {
+          if (job->state() != pb::JOB_PENDING) { status = Error(ErrorCode::kJobNotPending, "Job is no longer pending execution"); break; }
+          unsigned long n = std::strtoul(value.c_str(), nullptr, 10);
+          if (n == 0) { status = InvalidArgument("Invalid NumNodes value: " + value); break; }
+          next.mutable_spec()->set_min_nodes(static_cast<uint32_t>(n));
+          next.set_num_nodes(static_cast<uint32_t>(n));
+        } else if (key == "starttime" || key == "begintime") {
+          auto t = ParseBeginTime(value, Now());
+          if (!t) { status = InvalidArgument("Invalid StartTime value: " + value); break; }
+          next.mutable_spec()->set_begin_time(*t);
+          next.set_eligible_time(*t);
+        } else if (key == "requeue") {
+          next.set_requeue(value == "1" || value == "yes");
+        } else {
+          status = InvalidArgument("Update of " + key_raw + " is not supported");
+          break;
+        }
+      }
+      if (!status.ok()) {
+        *out->add_results() = Fail(id, status.code(), status.message());
+        continue;
+      }
+      bool pending = job->state() == pb::JOB_PENDING;
+      if (pending) RemovePending(*job);
+      *job = std::move(next);
+      if (pending) AddPending(*job);
+      changed->push_back(job);
+      *out->add_results() = Ok(id);
+    }
+  }
+  for (const auto& r : out->results()) {
+    if (r.rc() != 0) {
+      resp.set_rc(r.rc());
+      resp.set_error(r.error());
+    }
+  }
+  return resp;
+}
+
+pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobControlRequest& req,
+                                    std::vector<pb::JobRecord*>* changed) {
+  pb::Response resp;
+  auto* out = resp.mutable_job_control();
+  bool admin = IsAdmin(cred.uid());
+  for (const auto& id : req.job_ids()) {
+    auto jobs = ResolveJobIds(id);
+    if (!jobs) {
+      *out->add_results() = Fail(id, jobs.status().code(), jobs.error());
+      continue;
+    }
+    for (pb::JobRecord* job : *jobs) {
+      if (!admin && !Owns(cred, *job)) {
+        *out->add_results() = Fail(id, ErrorCode::kAccessDenied, "Access/permission denied");
+        continue;
+      }
+      using A = pb::JobControlRequest;
+      switch (req.action()) {
+        case A::HOLD:
+        case A::UHOLD: {
+          if (job->state() != pb::JOB_PENDING) {
+            *out->add_results() = Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            continue;
+          }
+          RemovePending(*job);
+          job->set_held(true);
+          job->set_held_by_admin(admin && req.action() == A::HOLD);
+          job->set_priority(0);
+          job->set_reason(job->held_by_admin() ? "JobHeldAdmin" : "JobHeldUser");
+          AddPending(*job);
+          break;
+        }
+        case A::RELEASE: {
+          if (job->state() != pb::JOB_PENDING) {
+            *out->add_results() = Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            continue;
+          }
+          if (job->held_by_admin() && !admin) {
+            *out->add_results() = Fail(id, ErrorCode::kAccessDenied, "Access/permission denied");
+            continue;
+          }
+          RemovePending(*job);
+          job->set_held(false);
+          job->set_held_by_admin(false);
+          job->set_priority(BasicPriority(job->job_id(), job->spec().nice()));
+          job->set_reason("None");
+          AddPending(*job);
+          break;
+        }
+        case A::REQUEUE:
+        case A::REQUEUE_HOLD: {
+          if (job->state() != pb::JOB_RUNNING && !(IsFinished(job->state()) && !job->completing())) {
+            *out->add_results() = Fail(id, ErrorCode::kTransitionState, "Job is pending execution");
+            continue;
+          }
+          if (job->state() == pb::JOB_RUNNING) {
+            job->set_state_desc(req.action() == A::REQUEUE_HOLD ? "requeue_hold" : "requeue");
+            TerminateRunning(*job, pb::JOB_RUNNING, "requeue");
+          } else {
+            Requeue(*job, req.action() == A::REQUEUE_HOLD);
+          }
+          break;
+        }
+        case A::TOP: {
+          if (job->state() != pb::JOB_PENDING) {
+            *out->add_results() = Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            continue;
+          }
+          RemovePending(*job);
+          job->set_priority(BasicPriority(0, 0));
+          AddPending(*job);
+          break;
+        }
+        default:
+          *out->add_results() = Fail(id, ErrorCode::kNotSupported, "Requested operation not supported on this job");
+          continue;
+      }
+      changed->push_back(job);
+      *out->add_results() = Ok(id);
+    }
+  }
+  for (const auto& r : out->results()) {
+    if (r.rc() != 0) {
+      resp.set_rc(r.rc());
+      resp.set_error(r.error());
+    }
+  }
+  return resp;
+}
+
+void Controller::TerminateRunning(pb::JobRecord& job, pb::JobState end_state,
+                                  const std::string& reason) {
+  int64_t now = Now();
+  if (end_state != pb::JOB_RUNNING) {
+    job.set_state(end_state);
+    job.set_end_time(now);
+  }
+  job.set_completing(true);
+  if (reason == "cancelled") job.set_cancel_requested(true);
+  if (reason == "timeout") job.set_timeout_requested(true);
+  uint32_t kill_wait = conf_.KillWait();
+  for (const auto& name : job.nodes()) {
+    int idx = FindNode(name);
+    if (idx < 0) continue;
+    if (name != job.batch_host()) continue;  // only the batch host runs anything yet
+    pb::Request req;
+    auto* t = req.mutable_terminate_job();
+    t->set_job_id(job.job_id());
+    t->set_kill_wait_s(kill_wait);
+    t->set_reason(reason);
+    SendToNode(idx, req, nullptr);
+  }
+}
+
+void Controller::ReleaseResources(const pb::JobRecord& job) {
+  int64_t now = Now();
+  for (int i = 0; i < job.nodes_size(); ++i) {
+    int idx = FindNode(job.nodes(i));
+    if (idx < 0) continue;
+    auto& r = nodes_[idx].rec;
+    uint32_t cpus = i < job.cpus_per_node_size() ? job.cpus_per_node(i) : 0;
+    r.set_alloc_cpus(r.alloc_cpus() - std::min(r.alloc_cpus(), cpus));
+    r.set_alloc_memory_mb(r.alloc_memory_mb() - std::min(r.alloc_memory_mb(), job.mem_per_node_mb()));
+    r.set_last_busy(now);
+  }
+}
+
+void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) {
+  job.set_state(state);
+  job.set_completing(false);
+  if (job.end_time() == 0 || job.end_time() < job.start_time()) job.set_end_time(now);
+  if (job.start_time() == 0) job.set_start_time(now);
+}
+
+void Controller::Requeue(pb::JobRecord& job, bool hold) {
+  job.set_state(pb::JOB_PENDING);
+  job.set_completing(false);
+  job.set_restart_count(job.restart_count() + 1);
+  job.clear_nodes();
+  job.clear_cpus_per_node();
+  job.set_batch_host("");
+  job.set_start_time(0);
+  job.set_end_time(0);
+  job.set_exit_status(0);
+  job.set_cancel_requested(false);
+  job.set_timeout_requested(false);
+  job.set_launch_acked(false);
+  job.set_state_desc("");
+  job.set_held(hold);
+  job.set_held_by_admin(hold);
+  job.set_priority(hold ? 0 : BasicPriority(job.job_id(), job.spec().nice()));
+  job.set_reason(hold ? "JobHeldAdmin" : "BeginTime");
+  // Slurm delays a requeued job briefly before it is eligible again.
+  job.set_eligible_time(Now() + 1);
+  AddPending(job);
+}
+
+void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respond) {
+  pb::JobRecord* job = FindJob(req.job_id());
+  // Unknown or already finished: acknowledge so the node can forget it.
+  if (!job || (IsFinished(job->state()) && !job->completing()) ||
+      (job->state() == pb::JOB_PENDING) || job->batch_host() != req.node_name()) {
+    respond(pb::Response());
+    return;
+  }
+  int64_t now = Now();
+  ReleaseResources(*job);
+  job->set_exit_status(req.exit_status());
+  if (req.end_time() > 0) job->set_end_time(req.end_time());
+  int status = req.exit_status();
+  if (job->state_desc() == "requeue" || job->state_desc() == "requeue_hold") {
+    Requeue(*job, job->state_desc() == "requeue_hold");
+  } else if (job->cancel_requested() || job->state() == pb::JOB_CANCELLED) {
+    FinishJob(*job, pb::JOB_CANCELLED, now);
+  } else if (job->timeout_requested() || req.timed_out() || job->state() == pb::JOB_TIMEOUT) {
+    FinishJob(*job, pb::JOB_TIMEOUT, now);
+  } else if (job->state() == pb::JOB_NODE_FAIL) {
+    FinishJob(*job, pb::JOB_NODE_FAIL, now);
+  } else if (req.oom()) {
+    FinishJob(*job, pb::JOB_OUT_OF_MEMORY, now);
+    job->set_reason("OutOfMemory");
+  } else if (req.launch_failed()) {
+    FinishJob(*job, pb::JOB_FAILED, now);
+    job->set_reason("launch_failed_requeued_held");
+    job->set_state_desc(req.failure());
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    FinishJob(*job, pb::JOB_COMPLETED, now);
+  } else {
+    FinishJob(*job, pb::JOB_FAILED, now);
+    job->set_reason("NonZeroExitCode");
+  }
+  PersistJob(*job, [this, respond] {
+    respond(pb::Response());
+    ScheduleSoon();
+  });
+}
+
+void Controller::CheckTimeLimits(int64_t now) {
+  std::vector<pb::JobRecord*> changed;
+  for (auto& [id, job] : jobs_) {
+    if (job.state() != pb::JOB_RUNNING || job.completing()) continue;
+    if (job.time_limit() == kTimeInfinite || job.time_limit() == kTimeNoVal) continue;
+    if (now < job.start_time() + int64_t(job.time_limit()) * 60) continue;
+    LogInfo("job %u reached its time limit", id);
+    TerminateRunning(job, pb::JOB_TIMEOUT, "timeout");
+    job.set_reason("TimeLimit");
+    changed.push_back(&job);
+  }
+  for (auto* job : changed) PersistJob(*job);
+}
+
+void Controller::PurgeOldJobs(int64_t now) {
+  int64_t min_age = conf_.MinJobAge();
+  std::vector<pb::JournalRecord> recs;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    const auto& job = it->second;
+    if (IsFinished(job.state()) && !job.completing() && job.end_time() + min_age < now) {
+      pb::JournalRecord rec;
+      rec.set_purge_job_id(it->first);
+      recs.push_back(std::move(rec));
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!recs.empty()) Persist(std::move(recs), nullptr);
+}
+
+}  // namespace shoal::ctld

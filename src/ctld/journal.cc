@@ -1,0 +1,216 @@
+#include "ctld/journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <cerrno>
+#include <cstring>
+
+namespace shoal::ctld {
+namespace {
+
+constexpr char kSnapshotFile[] = "/snapshot.pb";
+constexpr char kJournalFile[] = "/journal.log";
+
+uint32_t Crc32cTable(int i) {
+  uint32_t c = static_cast<uint32_t>(i);
+  for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+  return c;
+}
+
+void PutU32(std::string& s, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+uint32_t GetU32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return uint32_t(u[0]) | (uint32_t(u[1]) << 8) | (uint32_t(u[2]) << 16) | (uint32_t(u[3]) << 24);
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::string();
+    return Error(ErrorCode::kIoError, path + ": " + std::strerror(errno));
+  }
+  struct stat st{};
+  ::fstat(fd, &st);
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::read(fd, data.data() + off, data.size() - off);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  data.resize(off);
+  return data;
+}
+
+Status WriteAllFd(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error(ErrorCode::kIoError, std::strerror(errno));
+    off += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+uint32_t Crc32c(const void* data, size_t n) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (int i = 0; i < 256; ++i) t[i] = Crc32cTable(i);
+    return t;
+  }();
+  uint32_t c = 0xffffffffu;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+Journal::Journal(asio::io_context& io, std::string dir) : io_(io), dir_(std::move(dir)) {}
+
+Journal::~Journal() {
+  Stop();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string Journal::Encode(const pb::JournalRecord& record) {
+  size_t n = record.ByteSizeLong();
+  std::string out(8 + n, '\0');
+  record.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + 8));
+  PutU32(out, 0, static_cast<uint32_t>(n));
+  PutU32(out, 4, Crc32c(out.data() + 8, n));
+  return out;
+}
+
+Status Journal::Open(pb::Snapshot* snapshot, const RecordVisitor& visit) {
+  ::mkdir(dir_.c_str(), 0700);
+  auto snap = ReadFile(dir_ + kSnapshotFile);
+  if (!snap) return snap.status();
+  if (!snap->empty() && !snapshot->ParseFromString(*snap))
+    return Error(ErrorCode::kIoError, dir_ + kSnapshotFile + ": corrupt snapshot");
+  auto log = ReadFile(dir_ + kJournalFile);
+  if (!log) return log.status();
+  size_t off = 0;
+  pb::JournalRecord record;
+  while (off + 8 <= log->size()) {
+    uint32_t n = GetU32(log->data() + off);
+    uint32_t crc = GetU32(log->data() + off + 4);
+    if (off + 8 + n > log->size() || Crc32c(log->data() + off + 8, n) != crc) break;
+    if (!record.ParseFromArray(log->data() + off + 8, static_cast<int>(n))) break;
+    visit(record);
+    off += 8 + n;
+  }
+  fd_ = ::open((dir_ + kJournalFile).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) return Error(ErrorCode::kIoError, dir_ + kJournalFile + ": " + std::strerror(errno));
+  // Drop a torn tail so new records follow the last good one.
+  if (off < log->size() && ::ftruncate(fd_, static_cast<off_t>(off)) != 0)
+    return Error(ErrorCode::kIoError, "truncate journal: " + std::string(std::strerror(errno)));
+  ::lseek(fd_, static_cast<off_t>(off), SEEK_SET);
+  journal_bytes_ = off;
+  writer_ = std::thread([this] { WriterLoop(); });
+  return Status::Ok();
+}
+
+void Journal::Append(std::vector<std::string> records, std::function<void()> durable) {
+  for (const auto& r : records) journal_bytes_ += r.size();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(Batch{std::move(records), std::move(durable), {}});
+  }
+  cv_.notify_one();
+}
+
+void Journal::Compact(std::string snapshot_bytes) {
+  journal_bytes_ = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(Batch{{}, nullptr, std::move(snapshot_bytes)});
+  }
+  cv_.notify_one();
+}
+
+void Journal::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (writer_.joinable()) writer_.join();
+}
+
+Status Journal::WriteSnapshot(const std::string& bytes) {
+  std::string tmp = dir_ + kSnapshotFile + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Error(ErrorCode::kIoError, tmp + ": " + std::strerror(errno));
+  Status s = WriteAllFd(fd, bytes);
+  if (s.ok() && ::fdatasync(fd) != 0) s = Error(ErrorCode::kIoError, std::strerror(errno));
+  ::close(fd);
+  if (!s.ok()) return s;
+  if (::rename(tmp.c_str(), (dir_ + kSnapshotFile).c_str()) != 0)
+    return Error(ErrorCode::kIoError, std::string("rename snapshot: ") + std::strerror(errno));
+  int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  // Every record so far is in the snapshot: start an empty journal.
+  if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0 || ::fdatasync(fd_) != 0)
+    return Error(ErrorCode::kIoError, std::string("reset journal: ") + std::strerror(errno));
+  return Status::Ok();
+}
+
+void Journal::WriterLoop() {
+  std::vector<Batch> work;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty() && stop_) return;
+      work.swap(queue_);
+    }
+    std::string buf;
+    std::vector<std::function<void()>> done;
+    Status status;
+    auto flush = [&]() {
+      if (buf.empty()) return;
+      if (status.ok()) status = WriteAllFd(fd_, buf);
+      if (status.ok() && ::fdatasync(fd_) != 0)
+        status = Error(ErrorCode::kIoError, std::string("fdatasync: ") + std::strerror(errno));
+      buf.clear();
+    };
+    for (auto& batch : work) {
+      if (!batch.snapshot.empty()) {
+        flush();
+        if (status.ok()) status = WriteSnapshot(batch.snapshot);
+        continue;
+      }
+      for (auto& r : batch.records) buf += r;
+      if (batch.durable) done.push_back(std::move(batch.durable));
+    }
+    flush();
+    work.clear();
+    if (!status.ok()) {
+      auto on_error = on_error_;
+      asio::post(io_, [on_error, msg = status.message()] {
+        if (on_error) on_error(msg);
+      });
+      continue;  // never acknowledge what was not stored
+    }
+    if (!done.empty()) {
+      asio::post(io_, [done = std::move(done)] {
+        for (const auto& fn : done) fn();
+      });
+    }
+  }
+}
+
+}  // namespace shoal::ctld

@@ -1,0 +1,78 @@
+// The controller's durable state: a snapshot file plus an append-only journal of records.
+//
+// Record format: 4-byte LE length, 4-byte LE CRC-32C of the payload, payload (a serialized
+// pb::JournalRecord). A torn or corrupt tail (crash mid-write) ends replay at the last good
+// record and is truncated away. Appends go to a writer thread that batches everything queued
+// while the previous fdatasync ran (group commit); completion callbacks are posted back to the
+// controller's io_context, so acknowledgements are sent only after the data is on disk.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "shoal.pb.h"
+
+namespace asio {
+class io_context;
+}
+
+namespace shoal::ctld {
+
+uint32_t Crc32c(const void* data, size_t n);
+
+class Journal {
+ public:
+  using RecordVisitor = std::function<void(pb::JournalRecord&)>;
+
+  Journal(asio::io_context& io, std::string dir);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Loads the snapshot (if any) and replays the journal through `visit` (records in order, the
+  // snapshot's content first as records). Opens the journal for appending.
+  Status Open(pb::Snapshot* snapshot, const RecordVisitor& visit);
+
+  // Queues records; `durable` runs on the io_context after they are fdatasync'd. A write
+  // failure is fatal for the controller (it must not acknowledge what it could not store), so it
+  // is reported through the error handler.
+  void Append(std::vector<std::string> records, std::function<void()> durable);
+
+  // Replaces snapshot + journal with `snapshot` (queued behind earlier appends).
+  void Compact(std::string snapshot_bytes);
+
+  void SetErrorHandler(std::function<void(const std::string&)> fn) { on_error_ = std::move(fn); }
+  uint64_t journal_bytes() const { return journal_bytes_; }
+  void Stop();
+
+  static std::string Encode(const pb::JournalRecord& record);
+
+ private:
+  struct Batch {
+    std::vector<std::string> records;
+    std::function<void()> durable;
+    std::string snapshot;  // non-empty: compaction
+  };
+  void WriterLoop();
+  Status WriteSnapshot(const std::string& bytes);
+
+  asio::io_context& io_;
+  std::string dir_;
+  int fd_ = -1;
+  uint64_t journal_bytes_ = 0;  // approximate, read on the loop thread
+  std::function<void(const std::string&)> on_error_;
+
+  std::mutex mu_;  // guards queue_ and stop_ only; never held across I/O
+  std::condition_variable cv_;
+  std::vector<Batch> queue_;
+  bool stop_ = false;
+  std::thread writer_;
+};
+
+}  // namespace shoal::ctld

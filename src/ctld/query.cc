@@ -1,0 +1,130 @@
+// Read-only answers: job, node/partition and configuration queries.
+#include <algorithm>
+#include <set>
+
+#include "common/states.h"
+#include "common/units.h"
+#include "ctld/controller.h"
+
+namespace shoal::ctld {
+
+pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) const {
+  pb::Response resp;
+  auto* out = resp.mutable_job_query();
+  out->set_server_time(Now());
+  std::set<uint32_t> uids(req.uids().begin(), req.uids().end());
+  std::set<int> states(req.states().begin(), req.states().end());
+  std::set<std::string> parts(req.partitions().begin(), req.partitions().end());
+  std::set<std::string> names(req.names().begin(), req.names().end());
+  std::set<std::string> nodes(req.nodes().begin(), req.nodes().end());
+  auto add = [&](const pb::JobRecord& job) {
+    if (!uids.empty() && !uids.count(job.spec().uid())) return;
+    if (!states.empty() && !states.count(job.state())) return;
+    if (!parts.empty() && !parts.count(job.partition())) return;
+    if (!names.empty() && !names.count(job.spec().name())) return;
+    if (!nodes.empty()) {
+      bool hit = false;
+      for (const auto& n : job.nodes()) hit |= nodes.count(n) > 0;
+      if (!hit) return;
+    }
+    pb::JobRecord* copy = out->add_jobs();
+    if (req.omit_script()) {
+      // Copy everything but the script (which may be large).
+      *copy = job;
+      copy->mutable_spec()->clear_script();
+      copy->mutable_spec()->clear_environment();
+    } else {
+      *copy = job;
+    }
+  };
+  if (req.job_ids_size() > 0) {
+    for (uint32_t id : req.job_ids()) {
+      auto it = jobs_.find(id);
+      if (it != jobs_.end()) add(it->second);
+    }
+    if (out->jobs_size() == 0 && uids.empty() && states.empty()) {
+      resp.set_rc(static_cast<int32_t>(ErrorCode::kInvalidJobId));
+      resp.set_error("Invalid job id specified");
+    }
+    return resp;
+  }
+  // Ordered by job id so output is stable.
+  std::vector<const pb::JobRecord*> sorted;
+  sorted.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) {
+    if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
+    sorted.push_back(&job);
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const pb::JobRecord* a, const pb::JobRecord* b) { return a->job_id() < b->job_id(); });
+  for (const auto* job : sorted) add(*job);
+  return resp;
+}
+
+pb::Response Controller::QueryNodes(const pb::NodeQueryRequest& req) const {
+  pb::Response resp;
+  auto* out = resp.mutable_node_query();
+  out->set_server_time(Now());
+  std::set<std::string> names(req.names().begin(), req.names().end());
+  for (const auto& n : nodes_) {
+    if (!names.empty() && !names.count(n.rec.name())) continue;
+    pb::NodeRecord* r = out->add_nodes();
+    *r = NodeView(n);
+    for (const auto& p : partitions_)
+      if (std::find(p.rec.nodes().begin(), p.rec.nodes().end(), n.rec.name()) != p.rec.nodes().end())
+        r->add_partitions(p.rec.name());
+  }
+  for (const auto& p : partitions_) *out->add_partitions() = p.rec;
+  if (!names.empty() && out->nodes_size() == 0) {
+    resp.set_rc(static_cast<int32_t>(ErrorCode::kInvalidNodeName));
+    resp.set_error("Invalid node name specified");
+  }
+  return resp;
+}
+
+pb::Response Controller::QueryConfig() const {
+  pb::Response resp;
+  auto* out = resp.mutable_config_query();
+  out->set_server_time(Now());
+  auto add = [&](const std::string& k, const std::string& v) {
+    out->add_keys(k);
+    out->add_values(v);
+  };
+  // Effective values first (defaults applied), then every other configured key as written.
+  add("ClusterName", conf_.ClusterName());
+  add("SlurmctldHost[0]", conf_.ControllerHost() + (conf_.ControllerAddr() != conf_.ControllerHost()
+                                                        ? "(" + conf_.ControllerAddr() + ")"
+                                                        : ""));
+  add("SlurmctldPort", std::to_string(conf_.ControllerPort()));
+  add("SlurmdPort", std::to_string(conf_.SlurmdPort()));
+  add("SlurmdTimeout", std::to_string(conf_.SlurmdTimeout()) + " sec");
+  add("SlurmdSpoolDir", conf_.SlurmdSpoolDir());
+  add("SlurmUser", conf_.SlurmUser() + "(" + std::to_string(slurm_user_uid_) + ")");
+  add("StateSaveLocation", conf_.StateSaveLocation());
+  add("KillWait", std::to_string(conf_.KillWait()) + " sec");
+  add("FirstJobId", std::to_string(conf_.FirstJobId()));
+  add("MaxJobCount", std::to_string(conf_.MaxJobCount()));
+  add("MinJobAge", std::to_string(conf_.MinJobAge()) + " sec");
+  add("AuthType", conf_.Get("AuthType", "auth/shoal"));
+  add("SchedulerType", conf_.Get("SchedulerType", "sched/backfill"));
+  add("SelectType", conf_.Get("SelectType", "select/cons_tres"));
+  add("PriorityType", conf_.Get("PriorityType", "priority/basic"));
+  add("ReturnToService", conf_.Get("ReturnToService", "0"));
+  add("NEXT_JOB_ID", std::to_string(next_job_id_));
+  add("SLURM_CONF", options_.conf_path);
+  add("SLURM_VERSION", "shoal-" SHOAL_VERSION);
+  std::set<std::string, CaseInsensitiveLess> shown(out->keys().begin(), out->keys().end());
+  for (const auto& [k, v] : conf_.options)
+    if (!shown.count(k)) add(k, v);
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (int i = 0; i < out->keys_size(); ++i) kv.emplace_back(out->keys(i), out->values(i));
+  std::sort(kv.begin(), kv.end(), [](const auto& a, const auto& b) {
+    return CaseInsensitiveLess()(a.first, b.first);
+  });
+  out->clear_keys();
+  out->clear_values();
+  for (auto& [k, v] : kv) add(k, v);
+  return resp;
+}
+
+}  // namespace shoal::ctld

@@ -1,0 +1,893 @@
+#include "noded/shoald.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <asio.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "common/auth.h"
+#include "common/rpc.h"
+#include "common/slurm_conf.h"
+#include "noded/node_resources.h"
+#include "noded/util.h"
+
+namespace shoal::noded {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr milliseconds kMinBackoff{100};
+constexpr milliseconds kMaxBackoff{2000};
+constexpr seconds kConnectTimeout{5};
+constexpr seconds kScanInterval{3};
+constexpr seconds kStepdCallTimeout{5};
+// A job directory without a live stepd and without done.pb is only declared lost after this
+// long (the stepd may still be starting).
+constexpr int64_t kLaunchGraceSeconds = 10;
+
+std::string Strerror(int err) { return std::strerror(err); }
+
+std::optional<passwd> LookupUid(uid_t uid, std::vector<char>& buf) {
+  passwd pw{};
+  passwd* found = nullptr;
+  buf.resize(16384);
+  if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+    return std::nullopt;
+  return pw;
+}
+
+std::optional<uid_t> LookupUserUid(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(name.c_str(), &end, 10);
+    if (*end == '\0') return static_cast<uid_t>(v);
+    return std::nullopt;
+  }
+  return pw.pw_uid;
+}
+
+std::string SelfDir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+pb::Response Ok() { return pb::Response(); }
+
+// Everything decided before the event loop starts (and before daemonizing, so configuration
+// errors reach the terminal).
+struct NodeSetup {
+  ShoaldOptions opts;
+  std::string conf_path;
+  SlurmConf conf;
+  std::string key_file;
+  std::optional<ClusterKey> key;
+  std::optional<uid_t> slurm_user_uid;
+  std::string spool;
+  std::string controller;  // "addr:port"
+  std::string stepd_path;
+  std::string log_file;
+  pb::NodeRegisterRequest registration;  // without running_job_ids
+};
+
+Result<NodeSetup> Prepare(ShoaldOptions opts) {
+  NodeSetup s;
+  s.conf_path = opts.conf_path.empty() ? DefaultSlurmConfPath() : opts.conf_path;
+  auto conf = LoadSlurmConf(s.conf_path);
+  if (!conf) return conf.status();
+  s.conf = std::move(*conf);
+  for (const auto& w : s.conf.warnings) Log("warning: %s", w.c_str());
+
+  std::string host = ShortHostname();
+  std::string name = opts.node_name.empty() ? host : opts.node_name;
+
+  s.key_file = AuthPathsFor(s.conf_path, s.conf.Get("AuthInfo")).key_file;
+  auto key = ClusterKey::Load(s.key_file);
+  if (!key) return key.status();
+  s.key = std::move(*key);
+  s.slurm_user_uid = LookupUserUid(s.conf.SlurmUser());
+
+  if (s.conf.ControllerAddr().empty())
+    return InvalidArgument(s.conf_path + ": SlurmctldHost is not set");
+  s.controller = s.conf.ControllerAddr() + ":" + std::to_string(s.conf.ControllerPort());
+
+  // Resources.
+  DetectedHardware hw = DetectHardware();
+  NodeResources res;
+  const NodeConf* nc = s.conf.FindNode(name);
+  if (opts.dynamic) {
+    std::vector<std::string> warnings;
+    auto parsed = ParseNodeConfParams(opts.dyn_conf, &warnings);
+    if (!parsed) return parsed.status();
+    for (const auto& w : warnings) Log("warning: %s", w.c_str());
+    res = std::move(*parsed);
+    CompleteResources(res, hw.cpus, hw.memory_mb);
+  } else if (nc != nullptr) {
+    res = FromNodeConf(*nc);
+    CompleteResources(res, 1, 1);
+    if (res.cpus != hw.cpus || res.real_memory_mb > hw.memory_mb)
+      Log("node %s configured with CPUs=%u RealMemory=%llu; found CPUs=%u RealMemory=%llu",
+          name.c_str(), res.cpus, static_cast<unsigned long long>(res.real_memory_mb), hw.cpus,
+          static_cast<unsigned long long>(hw.memory_mb));
+  } else {
+    Log("warning: node %s is not in %s and -Z was not given; reporting detected resources",
+        name.c_str(), s.conf_path.c_str());
+    CompleteResources(res, hw.cpus, hw.memory_mb);
+  }
+  if (res.addr.empty()) res.addr = nc && !opts.dynamic ? nc->addr : host;
+  if (res.hostname.empty()) res.hostname = nc && !opts.dynamic ? nc->hostname : host;
+  if (res.addr.empty()) res.addr = host;
+  if (res.hostname.empty()) res.hostname = host;
+  if (res.port == 0) res.port = s.conf.SlurmdPort();
+
+  s.spool = ExpandNodePath(s.conf.SlurmdSpoolDir(), name, host);
+  while (s.spool.size() > 1 && s.spool.back() == '/') s.spool.pop_back();
+
+  s.log_file = opts.log_file;
+  if (s.log_file.empty() && !opts.foreground) {
+    std::string conf_log = s.conf.Get("SlurmdLogFile");
+    if (!conf_log.empty()) s.log_file = ExpandNodePath(conf_log, name, host);
+  }
+
+  const char* override_stepd = std::getenv("SHOAL_STEPD");
+  s.stepd_path = override_stepd && *override_stepd ? override_stepd : SelfDir() + "/shoal-stepd";
+  if (::access(s.stepd_path.c_str(), X_OK) != 0)
+    return Error(ErrorCode::kIoError, s.stepd_path + ": " + Strerror(errno));
+
+  utsname uts{};
+  ::uname(&uts);
+  pb::NodeRegisterRequest& r = s.registration;
+  r.set_name(name);
+  r.set_dynamic(opts.dynamic);
+  r.set_cpus(res.cpus);
+  r.set_real_memory_mb(res.real_memory_mb);
+  for (const auto& f : res.features) r.add_features(f);
+  r.set_gres(res.gres);
+  r.set_addr(res.addr);
+  r.set_port(res.port);
+  r.set_hostname(res.hostname);
+  if (auto stat = ReadWholeFile("/proc/stat")) r.set_boot_time(ParseBootTime(*stat));
+  r.set_start_time(NowSeconds());
+  r.set_version(kShoalVersion);
+  r.set_sockets(res.sockets * res.boards);
+  r.set_cores_per_socket(res.cores_per_socket);
+  r.set_threads_per_core(res.threads_per_core);
+  r.set_os(std::string(uts.sysname) + " " + uts.release);
+  r.set_arch(uts.machine);
+  s.opts = std::move(opts);
+  return s;
+}
+
+class NodeDaemon {
+ public:
+  NodeDaemon(asio::io_context& io, NodeSetup setup)
+      : io_(io),
+        s_(std::move(setup)),
+        name_(s_.registration.name()),
+        reconnect_timer_(io),
+        connect_timer_(io),
+        heartbeat_timer_(io),
+        scan_timer_(io) {}
+
+  Status Start() {
+    if (Status st = MakeDirs(s_.spool, 0755); !st.ok()) return st;
+    ::chmod(s_.spool.c_str(), 0755);
+    auto server = RpcServer::Listen(
+        io_, "unix:" + s_.spool + "/" + kShoaldSocket,
+        [this](const RpcConnectionPtr& conn, const pb::Credential& cred, const std::string& body,
+               Responder respond) { HandleNotification(conn, cred, body, std::move(respond)); },
+        0600);
+    if (!server) return server.status();
+    notify_server_ = std::move(*server);
+    Log("shoald %s started: node %s, spool %s, controller %s", kShoalVersion, name_.c_str(),
+        s_.spool.c_str(), s_.controller.c_str());
+    std::vector<uint32_t> known = RunningJobIds();
+    if (!known.empty()) Log("found %zu job(s) in the spool", known.size());
+    Connect();
+    ScheduleScan();
+    return Status::Ok();
+  }
+
+ private:
+  // ------------------------------------------------------------------------------------------
+  // Controller stream
+  // ------------------------------------------------------------------------------------------
+
+  pb::Credential Sign(const pb::Request& req) const {
+    return s_.key->Sign(0, 0, req.SerializeAsString(), NowSeconds());
+  }
+
+  void Connect() {
+    uint64_t attempt = ++attempt_;
+    connect_timer_.expires_after(kConnectTimeout);
+    connect_timer_.async_wait([this, attempt](const asio::error_code& ec) {
+      if (ec || attempt != attempt_ || conn_) return;
+      ++attempt_;  // the late result of this attempt is dropped
+      ConnectFailed("connect timed out");
+    });
+    RpcConnect(
+        io_, s_.controller,
+        [this](const RpcConnectionPtr& conn, const pb::Credential& cred, const std::string& body,
+               Responder respond) {
+          HandleControllerRequest(conn, cred, body, std::move(respond));
+        },
+        [this, attempt](Result<RpcConnectionPtr> result) {
+          if (attempt != attempt_) {
+            if (result) (*result)->Close();
+            return;
+          }
+          connect_timer_.cancel();
+          if (!result) return ConnectFailed(result.error());
+          OnConnected(*result);
+        });
+  }
+
+  void ConnectFailed(const std::string& why) {
+    auto now = Clock::now();
+    if (!down_logged_ || now - last_down_log_ > seconds(60)) {
+      Log("cannot reach the controller at %s: %s (retrying)", s_.controller.c_str(), why.c_str());
+      down_logged_ = true;
+      last_down_log_ = now;
+    }
+    ScheduleReconnect();
+  }
+
+  void ScheduleReconnect() {
+    if (reconnect_pending_) return;
+    reconnect_pending_ = true;
+    reconnect_timer_.expires_after(backoff_);
+    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+    reconnect_timer_.async_wait([this](const asio::error_code& ec) {
+      reconnect_pending_ = false;
+      if (!ec) Connect();
+    });
+  }
+
+  void OnConnected(const RpcConnectionPtr& conn) {
+    conn_ = conn;
+    registered_ = false;
+    last_rx_ = Clock::now();
+    std::weak_ptr<RpcConnection> weak = conn;
+    conn->OnClose([this, weak] {
+      auto c = weak.lock();
+      if (c && c == conn_) OnDisconnected();
+    });
+    Register();
+  }
+
+  void OnDisconnected() {
+    if (registered_) Log("lost the controller connection; reconnecting");
+    conn_.reset();
+    registered_ = false;
+    heartbeat_timer_.cancel();
+    ScheduleReconnect();
+  }
+
+  void Register() {
+    if (!conn_) return;
+    pb::Request req;
+    pb::NodeRegisterRequest* r = req.mutable_node_register();
+    *r = s_.registration;
+    for (uint32_t id : RunningJobIds()) r->add_running_job_ids(id);
+    RpcConnectionPtr conn = conn_;
+    conn->Send(req, Sign(req), [this, conn](Result<pb::Response> resp) {
+      if (conn != conn_) return;
+      if (!resp) return;  // the close handler reconnects
+      last_rx_ = Clock::now();
+      if (resp->rc() != 0) {
+        Log("registration refused by the controller: %s (rc=%d)", resp->error().c_str(),
+            resp->rc());
+        conn->Close();
+        return;
+      }
+      const pb::NodeRegisterResponse& rr = resp->node_register();
+      registered_ = true;
+      backoff_ = kMinBackoff;
+      down_logged_ = false;
+      heartbeat_interval_ = seconds(rr.heartbeat_interval_s() ? rr.heartbeat_interval_s() : 5);
+      Log("registered with the controller as %s (heartbeat %llds)", name_.c_str(),
+          static_cast<long long>(heartbeat_interval_.count()));
+      for (uint32_t id : rr.unknown_job_ids()) {
+        Log("job %u: unknown to the controller; terminating it", id);
+        pb::Request term;
+        term.mutable_terminate_job()->set_job_id(id);
+        term.mutable_terminate_job()->set_kill_wait_s(s_.conf.KillWait());
+        ForwardToStepd(id, term, [id](const pb::Response& r) {
+          if (r.rc() != 0) Log("job %u: terminate failed: %s", id, r.error().c_str());
+        });
+      }
+      ScheduleHeartbeat();
+      ForwardCompletions();
+    });
+  }
+
+  void ScheduleHeartbeat() {
+    heartbeat_timer_.expires_after(heartbeat_interval_);
+    heartbeat_timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec || !conn_ || !registered_) return;
+      // A controller that stopped answering (host gone, stream wedged) is treated as lost.
+      auto silence = Clock::now() - last_rx_;
+      if (silence > std::max<Clock::duration>(heartbeat_interval_ * 4, seconds(20))) {
+        Log("no answer from the controller for %llds; reconnecting",
+            static_cast<long long>(std::chrono::duration_cast<seconds>(silence).count()));
+        conn_->Close();
+        return;
+      }
+      SendHeartbeat();
+      ScheduleHeartbeat();
+    });
+  }
+
+  void SendHeartbeat() {
+    pb::Request req;
+    pb::HeartbeatRequest* hb = req.mutable_heartbeat();
+    hb->set_name(name_);
+    for (uint32_t id : RunningJobIds()) hb->add_running_job_ids(id);
+    if (auto load = ReadWholeFile("/proc/loadavg"))
+      hb->set_cpu_load(static_cast<uint32_t>(std::strtod(load->c_str(), nullptr) * 100));
+    if (auto mem = ReadWholeFile("/proc/meminfo"))
+      hb->set_free_memory_mb(ParseMeminfoMB(*mem, "MemAvailable"));
+    RpcConnectionPtr conn = conn_;
+    conn->Send(req, Sign(req), [this, conn](Result<pb::Response> resp) {
+      if (conn != conn_ || !resp) return;
+      last_rx_ = Clock::now();
+      if (resp->rc() == static_cast<int32_t>(ErrorCode::kInvalidNodeName)) {
+        Log("controller does not know this node any more: registering again");
+        registered_ = false;
+        Register();
+      } else if (resp->rc() != 0) {
+        Log("heartbeat refused: %s", resp->error().c_str());
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Commands from the controller
+  // ------------------------------------------------------------------------------------------
+
+  bool Authorized(const pb::Credential& cred, const std::string& body, std::string* why) const {
+    Status st = s_.key->Verify(cred, body, NowSeconds());
+    if (!st.ok()) {
+      *why = st.message();
+      return false;
+    }
+    if (cred.uid() == 0 || (s_.slurm_user_uid && cred.uid() == *s_.slurm_user_uid)) return true;
+    *why = "uid " + std::to_string(cred.uid()) + " may not command nodes";
+    return false;
+  }
+
+  void HandleControllerRequest(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                               const std::string& body, Responder respond) {
+    last_rx_ = Clock::now();
+    std::string why;
+    if (!Authorized(cred, body, &why)) {
+      Log("rejected a request from %s: %s", conn->peer().c_str(), why.c_str());
+      respond(ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied"));
+      return;
+    }
+    pb::Request req;
+    if (!req.ParseFromString(body)) {
+      respond(ErrorResponse(ErrorCode::kProtocol, "malformed request"));
+      return;
+    }
+    switch (req.body_case()) {
+      case pb::Request::kLaunchBatch:
+        respond(Launch(req.launch_batch()));
+        return;
+      case pb::Request::kSignalJob: {
+        uint32_t id = req.signal_job().job_id();
+        ForwardToStepd(id, req, std::move(respond));
+        return;
+      }
+      case pb::Request::kTerminateJob: {
+        uint32_t id = req.terminate_job().job_id();
+        ForwardToStepd(id, req, std::move(respond));
+        return;
+      }
+      case pb::Request::kPing:
+        respond(Ok());
+        return;
+      default:
+        respond(ErrorResponse(ErrorCode::kNotSupported, "request not supported by shoald"));
+        return;
+    }
+  }
+
+  pb::Response Launch(const pb::LaunchBatchRequest& launch) {
+    const pb::JobRecord& job = launch.job();
+    const pb::JobSpec& spec = job.spec();
+    uint32_t id = job.job_id();
+    if (id == 0) return ErrorResponse(ErrorCode::kInvalidJobId, "Invalid job id specified");
+    std::string dir = JobDir(s_.spool, id);
+    if (FileExists(dir)) return Ok();  // a retried launch: already here
+
+    std::vector<char> pwbuf;
+    auto pw = LookupUid(spec.uid(), pwbuf);
+    if (!pw) {
+      Log("job %u: uid %u not found on this node: launch refused", id, spec.uid());
+      return ErrorResponse(ErrorCode::kInvalidArgument,
+                           "User id " + std::to_string(spec.uid()) + " not found on node " + name_);
+    }
+    if (!spec.user_name().empty() && spec.user_name() != pw->pw_name)
+      Log("job %u: user name %s does not match uid %u (%s) on this node; running as uid %u", id,
+          spec.user_name().c_str(), spec.uid(), pw->pw_name, spec.uid());
+    if (spec.script().empty())
+      return ErrorResponse(ErrorCode::kInvalidArgument, "batch script is empty");
+
+    if (::mkdir(dir.c_str(), 0700) != 0) {
+      if (errno == EEXIST) return Ok();
+      return ErrorResponse(ErrorCode::kIoError, "mkdir " + dir + ": " + Strerror(errno));
+    }
+    auto fail = [&](const std::string& what) {
+      Log("job %u: launch failed: %s", id, what.c_str());
+      (void)RemoveTree(dir);
+      return ErrorResponse(ErrorCode::kIoError, what);
+    };
+    Status st = WriteFileAtomic(dir + "/" + kLaunchFile, launch.SerializeAsString(), 0600, false);
+    if (!st.ok()) return fail(st.message());
+    if (Status sc = WriteScript(dir + "/" + kScriptFile, spec); !sc.ok()) return fail(sc.message());
+    // The user may execute the script (and nothing else) through the directory.
+    if (::chmod(dir.c_str(), 0711) != 0) return fail("chmod " + dir + ": " + Strerror(errno));
+    if (Status sp = SpawnStepd(id); !sp.ok()) return fail(sp.message());
+    launched_at_[id] = NowSeconds();
+    if (s_.opts.verbose > 0) Log("job %u: launched for uid %u", id, spec.uid());
+    return Ok();
+  }
+
+  static Status WriteScript(const std::string& path, const pb::JobSpec& spec) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0500);
+    if (fd < 0) return Error(ErrorCode::kIoError, "create " + path + ": " + Strerror(errno));
+    const std::string& text = spec.script();
+    size_t off = 0;
+    while (off < text.size()) {
+      ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        int err = errno;
+        ::close(fd);
+        return Error(ErrorCode::kIoError, "write " + path + ": " + Strerror(err));
+      }
+      off += static_cast<size_t>(n);
+    }
+    if (::fchown(fd, spec.uid(), spec.gid()) != 0 || ::fchmod(fd, 0500) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Error(ErrorCode::kIoError, "chown " + path + ": " + Strerror(err));
+    }
+    ::close(fd);
+    return Status::Ok();
+  }
+
+  // Starts shoal-stepd detached (double fork, own session, stdio on /dev/null, no inherited
+  // descriptors) and returns once it has exec'd.
+  Status SpawnStepd(uint32_t id) {
+    std::vector<std::string> args = {s_.stepd_path, "--spool", s_.spool, "--job",
+                                     std::to_string(id), "--node", name_, "--conf",
+                                     s_.conf_path, "--key", s_.key_file};
+    std::string cluster = s_.conf.ClusterName();
+    if (!cluster.empty()) {
+      args.push_back("--cluster");
+      args.push_back(cluster);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    int pipefd[2];
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) return Error(ErrorCode::kIoError, "pipe: " + Strerror(errno));
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      int err = errno;
+      ::close(pipefd[0]);
+      ::close(pipefd[1]);
+      return Error(ErrorCode::kIoError, "fork: " + Strerror(err));
+    }
+    if (pid == 0) {
+      ::setsid();
+      pid_t grandchild = ::fork();
+      if (grandchild != 0) {
+        if (grandchild < 0) {
+          int err = errno;
+          ssize_t ignored = ::write(pipefd[1], &err, sizeof(err));
+          (void)ignored;
+        }
+        ::_exit(0);
+      }
+      ResetSignals();
+      CloexecFrom3();
+      int null_fd = ::open("/dev/null", O_RDWR);
+      if (null_fd >= 0) {
+        ::dup2(null_fd, 0);
+        ::dup2(null_fd, 1);
+        ::dup2(null_fd, 2);
+        if (null_fd > 2) ::close(null_fd);
+      }
+      ::umask(022);
+      int ignored_rc = ::chdir("/");
+      (void)ignored_rc;
+      ::execv(argv[0], argv.data());
+      int err = errno;
+      ssize_t ignored = ::write(pipefd[1], &err, sizeof(err));
+      (void)ignored;
+      ::_exit(127);
+    }
+    ::close(pipefd[1]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    int err = 0;
+    ssize_t n;
+    do {
+      n = ::read(pipefd[0], &err, sizeof(err));
+    } while (n < 0 && errno == EINTR);
+    ::close(pipefd[0]);
+    if (n > 0) return Error(ErrorCode::kIoError, "exec " + s_.stepd_path + ": " + Strerror(err));
+    return Status::Ok();
+  }
+
+  // Delivers a SignalJob/TerminateJob to the job's stepd and answers with its response.
+  void ForwardToStepd(uint32_t id, const pb::Request& req, Responder respond, int tries = 0) {
+    std::string dir = JobDir(s_.spool, id);
+    if (!FileExists(dir)) {
+      respond(ErrorResponse(ErrorCode::kInvalidJobId, "Invalid job id specified"));
+      return;
+    }
+    if (FileExists(dir + "/" + kDoneFile)) {
+      respond(Ok());  // already finished
+      return;
+    }
+    RpcConnect(
+        io_, "unix:" + dir + "/" + kStepdSocket,
+        [](const RpcConnectionPtr&, const pb::Credential&, const std::string&, Responder r) {
+          r(ErrorResponse(ErrorCode::kNotSupported, "not supported"));
+        },
+        [this, id, req, respond, tries, dir](Result<RpcConnectionPtr> conn) {
+          if (!conn) {
+            if (FileExists(dir + "/" + kDoneFile)) return respond(Ok());
+            if (!FileExists(dir))
+              return respond(ErrorResponse(ErrorCode::kInvalidJobId, "Invalid job id specified"));
+            if ((StepdAlive(dir) || RecentlyLaunched(id, dir)) && tries < 30) {
+              // Still starting: its socket is not there yet.
+              auto timer = std::make_shared<asio::steady_timer>(io_, milliseconds(100));
+              timer->async_wait([this, timer, id, req, respond, tries](const asio::error_code&) {
+                ForwardToStepd(id, req, respond, tries + 1);
+              });
+              return;
+            }
+            if (req.has_terminate_job()) return respond(Ok());  // nothing left to terminate
+            return respond(ErrorResponse(ErrorCode::kUnavailable,
+                                         "job " + std::to_string(id) +
+                                             ": shoal-stepd not reachable: " + conn.error()));
+          }
+          RpcConnectionPtr c = *conn;
+          auto timer = std::make_shared<asio::steady_timer>(io_, kStepdCallTimeout);
+          timer->async_wait([c](const asio::error_code& ec) {
+            if (!ec) c->Close();
+          });
+          c->Send(req, Sign(req), [c, timer, respond, dir](Result<pb::Response> r) {
+            timer->cancel();
+            c->Close();
+            if (r) return respond(*r);
+            if (FileExists(dir + "/" + kDoneFile)) return respond(Ok());
+            respond(ErrorResponse(ErrorCode::kUnavailable, "shoal-stepd: " + r.error()));
+          });
+        });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Completions
+  // ------------------------------------------------------------------------------------------
+
+  void HandleNotification(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                          const std::string& body, const Responder& respond) {
+    if (conn->peer_uid() != 0 || !s_.key->Verify(cred, body, NowSeconds()).ok() ||
+        cred.uid() != 0) {
+      respond(ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied"));
+      return;
+    }
+    pb::Request req;
+    if (!req.ParseFromString(body) || !req.has_job_complete()) {
+      respond(ErrorResponse(ErrorCode::kProtocol, "expected a job completion"));
+      return;
+    }
+    respond(Ok());
+    uint32_t id = req.job_complete().job_id();
+    if (s_.opts.verbose > 0) Log("job %u: finished (notified by shoal-stepd)", id);
+    ForwardCompletion(id);
+  }
+
+  void ForwardCompletions() {
+    for (uint32_t id : ListJobDirs(s_.spool))
+      if (FileExists(JobDir(s_.spool, id) + "/" + kDoneFile)) ForwardCompletion(id);
+  }
+
+  void ForwardCompletion(uint32_t id) {
+    if (!conn_ || !registered_ || in_flight_.count(id)) return;
+    std::string dir = JobDir(s_.spool, id);
+    auto data = ReadWholeFile(dir + "/" + kDoneFile);
+    pb::Request req;
+    if (!data || !req.mutable_job_complete()->ParseFromString(*data)) {
+      Log("job %u: unreadable %s: %s", id, kDoneFile, data ? "malformed" : data.error().c_str());
+      return;
+    }
+    req.mutable_job_complete()->set_node_name(name_);
+    req.mutable_job_complete()->set_job_id(id);
+    in_flight_.insert(id);
+    RpcConnectionPtr conn = conn_;
+    conn->Send(req, Sign(req), [this, id, dir](Result<pb::Response> resp) {
+      in_flight_.erase(id);
+      if (!resp) return;  // retried after the next registration
+      last_rx_ = Clock::now();
+      auto rc = static_cast<ErrorCode>(resp->rc());
+      if (rc == ErrorCode::kOk || rc == ErrorCode::kInvalidJobId ||
+          rc == ErrorCode::kAlreadyDone) {
+        if (rc != ErrorCode::kOk)
+          Log("job %u: controller answered the completion with: %s; dropping it", id,
+              resp->error().c_str());
+        Status st = RemoveTree(dir);
+        if (!st.ok()) Log("job %u: %s", id, st.message().c_str());
+        launched_at_.erase(id);
+      } else {
+        Log("job %u: completion not accepted yet: %s (rc=%d)", id, resp->error().c_str(),
+            resp->rc());
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Spool scanning
+  // ------------------------------------------------------------------------------------------
+
+  static bool StepdAlive(const std::string& dir) {
+    return IsStepdProcess(ReadPidFile(dir + "/" + kStepdPidFile));
+  }
+
+  bool RecentlyLaunched(uint32_t id, const std::string& dir) const {
+    int64_t now = NowSeconds();
+    auto it = launched_at_.find(id);
+    if (it != launched_at_.end() && now - it->second < kLaunchGraceSeconds) return true;
+    struct stat st{};
+    if (::stat((dir + "/" + kLaunchFile).c_str(), &st) == 0 &&
+        now - st.st_mtime < kLaunchGraceSeconds)
+      return true;
+    return false;
+  }
+
+  // "The node knows this job": live supervisor, unacknowledged result, or just launched.
+  std::vector<uint32_t> RunningJobIds() const {
+    std::vector<uint32_t> ids;
+    for (uint32_t id : ListJobDirs(s_.spool)) {
+      std::string dir = JobDir(s_.spool, id);
+      if (FileExists(dir + "/" + kDoneFile) || StepdAlive(dir) || RecentlyLaunched(id, dir))
+        ids.push_back(id);
+    }
+    return ids;
+  }
+
+  void ScheduleScan() {
+    scan_timer_.expires_after(kScanInterval);
+    scan_timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec) return;
+      Scan();
+      ScheduleScan();
+    });
+  }
+
+  // Covers lost notifications, and supervisors that died without a result (killed, crashed):
+  // those get a done.pb written here so the controller hears about the job.
+  void Scan() {
+    for (uint32_t id : ListJobDirs(s_.spool)) {
+      std::string dir = JobDir(s_.spool, id);
+      std::string done_path = dir + "/" + kDoneFile;
+      if (FileExists(done_path)) {
+        ForwardCompletion(id);
+        continue;
+      }
+      if (StepdAlive(dir) || RecentlyLaunched(id, dir)) continue;
+      if (FileExists(done_path)) continue;  // finished in between
+      Log("job %u: shoal-stepd is gone without a result; reporting the job as failed", id);
+      pb::JobCompleteRequest done;
+      done.set_node_name(name_);
+      done.set_job_id(id);
+      done.set_exit_status(SIGKILL);  // raw wait status: killed by SIGKILL
+      done.set_failure("shoal-stepd exited without reporting the job's result");
+      done.set_end_time(NowSeconds());
+      Status st = WriteFileAtomic(done_path, done.SerializeAsString(), 0600);
+      if (!st.ok()) {
+        Log("job %u: %s", id, st.message().c_str());
+        continue;
+      }
+      ForwardCompletion(id);
+    }
+  }
+
+  asio::io_context& io_;
+  NodeSetup s_;
+  std::string name_;
+  asio::steady_timer reconnect_timer_, connect_timer_, heartbeat_timer_, scan_timer_;
+  std::unique_ptr<RpcServer> notify_server_;
+  RpcConnectionPtr conn_;
+  bool registered_ = false;
+  bool reconnect_pending_ = false;
+  uint64_t attempt_ = 0;
+  milliseconds backoff_ = kMinBackoff;
+  seconds heartbeat_interval_{5};
+  Clock::time_point last_rx_ = Clock::now();
+  bool down_logged_ = false;
+  Clock::time_point last_down_log_{};
+  std::set<uint32_t> in_flight_;
+  std::map<uint32_t, int64_t> launched_at_;
+};
+
+Status Daemonize() {
+  pid_t pid = ::fork();
+  if (pid < 0) return Error(ErrorCode::kInternal, "fork: " + Strerror(errno));
+  if (pid > 0) ::_exit(0);
+  ::setsid();
+  int ignored = ::chdir("/");
+  (void)ignored;
+  int null_fd = ::open("/dev/null", O_RDWR);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    if (null_fd > 2) ::close(null_fd);
+  }
+  return Status::Ok();
+}
+
+Status RedirectLog(const std::string& log_file) {
+  int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0) return Error(ErrorCode::kIoError, log_file + ": " + Strerror(errno));
+  ::dup2(fd, 2);
+  ::close(fd);
+  return Status::Ok();
+}
+
+const char kUsage[] =
+    "Usage: shoald [OPTIONS]\n"
+    "  -D              run in the foreground, log to stderr\n"
+    "  -f FILE         read configuration from FILE\n"
+    "  -N NODENAME     run as the node NODENAME\n"
+    "  -Z              register as a dynamic node\n"
+    "  --conf 'PARAMS' node parameters for -Z (\"CPUs=4 RealMemory=2000 Features=a,b\")\n"
+    "  -L FILE         log to FILE\n"
+    "  -v              more verbose logging (repeatable)\n"
+    "  -V              print the version and exit\n"
+    "  -h, --help      this help\n";
+
+}  // namespace
+
+Result<ShoaldOptions> ParseShoaldArgs(const std::vector<std::string>& args) {
+  ShoaldOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help") {
+      o.help = true;
+      continue;
+    }
+    if (a == "--version") {
+      o.version = true;
+      continue;
+    }
+    if (a == "--conf" || a.rfind("--conf=", 0) == 0) {
+      if (a.size() > 6) {
+        o.dyn_conf = a.substr(7);
+      } else {
+        if (i + 1 >= args.size()) return InvalidArgument("option --conf needs a value");
+        o.dyn_conf = args[++i];
+      }
+      continue;
+    }
+    if (a.size() < 2 || a[0] != '-' || a[1] == '-')
+      return InvalidArgument("unrecognized argument '" + a + "'");
+    for (size_t j = 1; j < a.size(); ++j) {
+      char c = a[j];
+      if (c == 'D') {
+        o.foreground = true;
+      } else if (c == 'Z') {
+        o.dynamic = true;
+      } else if (c == 'v') {
+        ++o.verbose;
+      } else if (c == 'V') {
+        o.version = true;
+      } else if (c == 'h') {
+        o.help = true;
+      } else if (c == 'f' || c == 'N' || c == 'L') {
+        std::string value;
+        if (j + 1 < a.size()) {
+          value = a.substr(j + 1);
+        } else if (i + 1 < args.size()) {
+          value = args[++i];
+        } else {
+          return InvalidArgument(std::string("option -") + c + " needs a value");
+        }
+        if (c == 'f') o.conf_path = value;
+        if (c == 'N') o.node_name = value;
+        if (c == 'L') o.log_file = value;
+        break;
+      } else {
+        return InvalidArgument(std::string("invalid option -- '") + c + "'");
+      }
+    }
+  }
+  return o;
+}
+
+int ShoaldMain(int argc, char** argv) {
+  auto opts = ParseShoaldArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!opts) {
+    std::fprintf(stderr, "shoald: error: %s\n%s", opts.error().c_str(), kUsage);
+    return 1;
+  }
+  if (opts->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (opts->version) {
+    std::printf("shoal %s\n", kShoalVersion);
+    return 0;
+  }
+  if (::geteuid() != 0) std::fprintf(stderr, "shoald: warning: not running as root\n");
+  bool foreground = opts->foreground;
+  auto setup = Prepare(std::move(*opts));
+  if (!setup) {
+    std::fprintf(stderr, "shoald: error: %s\n", setup.error().c_str());
+    return 1;
+  }
+  if (!foreground) {
+    if (Status st = Daemonize(); !st.ok()) {
+      std::fprintf(stderr, "shoald: error: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
+  if (!setup->log_file.empty()) {
+    if (Status st = RedirectLog(setup->log_file); !st.ok()) {
+      std::fprintf(stderr, "shoald: error: %s\n", st.message().c_str());
+      if (foreground) return 1;
+    }
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+
+  asio::io_context io;
+  asio::signal_set stop(io, SIGTERM, SIGINT);
+  stop.async_wait([&io](const asio::error_code& ec, int sig) {
+    if (ec) return;
+    Log("caught signal %d: shutting down (jobs keep running)", sig);
+    io.stop();
+  });
+  NodeDaemon daemon(io, std::move(*setup));
+  if (Status st = daemon.Start(); !st.ok()) {
+    Log("fatal: %s", st.message().c_str());
+    return 1;
+  }
+  io.run();
+  return 0;
+}
+
+}  // namespace shoal::noded

@@ -1,0 +1,588 @@
+#include "noded/stepd.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "common/auth.h"
+#include "common/rpc.h"
+#include "noded/job_env.h"
+#include "noded/output_pattern.h"
+#include "noded/util.h"
+
+namespace shoal::noded {
+namespace {
+
+constexpr uint32_t kNoArrayTaskId = 0xfffffffe;
+
+// --- child side (after fork, before exec) ----------------------------------------------------
+
+// Reports a setup failure to the parent through the close-on-exec pipe and exits.
+[[noreturn]] void ChildFail(int err_fd, const std::string& message) {
+  size_t off = 0;
+  while (off < message.size()) {
+    ssize_t n = ::write(err_fd, message.data() + off, message.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  ::_exit(127);
+}
+
+std::string Errstr(int err) { return std::strerror(err); }
+
+int OpenOutput(const std::string& path, bool append) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  return ::open(path.c_str(), flags, 0666);
+}
+
+// Moves `fd` onto `target` (0, 1 or 2) without the close-on-exec flag.
+bool MoveFd(int fd, int target) {
+  if (fd == target) {
+    int flags = ::fcntl(fd, F_GETFD);
+    return flags >= 0 && ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) == 0;
+  }
+  return ::dup2(fd, target) == target;
+}
+
+mode_t UmaskFromEnv(const pb::JobSpec& spec) {
+  for (const auto& entry : spec.environment()) {
+    if (entry.rfind("SLURM_UMASK=", 0) != 0) continue;
+    const char* text = entry.c_str() + 12;
+    char* end = nullptr;
+    long v = std::strtol(text, &end, 8);
+    if (end != text && *end == '\0' && v >= 0 && v <= 0777) return static_cast<mode_t>(v);
+  }
+  return 022;
+}
+
+// Runs in the forked child: become the user, set up stdio and exec the script. Never returns.
+[[noreturn]] void RunJobChild(const pb::LaunchBatchRequest& launch, const StepdOptions& opts,
+                              const std::string& script_path, int err_fd) {
+  ResetSignals();
+  ::setpgid(0, 0);  // own process group: signals for the job reach every task
+  const pb::JobRecord& job = launch.job();
+  const pb::JobSpec& spec = job.spec();
+  uid_t uid = spec.uid();
+  gid_t gid = spec.gid();
+
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  int rc = ::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found);
+  if (rc != 0 || found == nullptr)
+    ChildFail(err_fd, "user id " + std::to_string(uid) + " not found on node " + opts.node_name);
+  std::string user = pw.pw_name;
+
+  if (::setgid(gid) != 0) ChildFail(err_fd, "setgid(" + std::to_string(gid) + "): " + Errstr(errno));
+  if (::initgroups(user.c_str(), gid) != 0)
+    ChildFail(err_fd, "initgroups(" + user + "): " + Errstr(errno));
+  if (::setuid(uid) != 0) ChildFail(err_fd, "setuid(" + std::to_string(uid) + "): " + Errstr(errno));
+  if (::getuid() != uid || ::geteuid() != uid || ::getgid() != gid || ::getegid() != gid)
+    ChildFail(err_fd, "failed to drop privileges to uid " + std::to_string(uid));
+  if (uid != 0 && ::setuid(0) == 0) ChildFail(err_fd, "privileges could be regained: refusing");
+
+  ::umask(UmaskFromEnv(spec));
+
+  std::string chdir_error;
+  const std::string& work_dir = spec.work_dir();
+  if (work_dir.empty() || ::chdir(work_dir.c_str()) != 0) {
+    int err = work_dir.empty() ? ENOENT : errno;
+    chdir_error = "shoal-stepd: error: couldn't chdir to `" + work_dir + "': " + Errstr(err) +
+                  ": going to /tmp instead\n";
+    if (::chdir("/tmp") != 0) ChildFail(err_fd, "chdir(/tmp): " + Errstr(errno));
+  }
+
+  OutputPatternContext ctx;
+  ctx.job_id = job.job_id();
+  bool is_array = job.array_job_id() != 0 && job.array_task_id() != kNoArrayTaskId;
+  ctx.array_job_id = is_array ? job.array_job_id() : job.job_id();
+  ctx.array_task_id = is_array ? job.array_task_id() : kNoArrayTaskId;
+  ctx.node_name = opts.node_name;
+  ctx.node_index = NodeIndex(job, opts.node_name);
+  ctx.user_name = user;
+  ctx.job_name = spec.name();
+
+  // stdin
+  std::string in_path = spec.std_in().empty() ? "/dev/null" : ExpandOutputPattern(spec.std_in(), ctx);
+  int in_fd = ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in_fd < 0) ChildFail(err_fd, "Could not open stdin file " + in_path + ": " + Errstr(errno));
+  // stdout
+  std::string out_pattern =
+      spec.std_out().empty() ? DefaultOutputPattern(is_array) : spec.std_out();
+  std::string out_path = ExpandOutputPattern(out_pattern, ctx);
+  int out_fd = OpenOutput(out_path, spec.open_mode_append());
+  if (out_fd < 0) ChildFail(err_fd, "Could not open stdout file " + out_path + ": " + Errstr(errno));
+  // stderr: the stdout file unless given (and different)
+  int err_out_fd = -1;
+  if (!spec.std_err().empty()) {
+    std::string err_path = ExpandOutputPattern(spec.std_err(), ctx);
+    if (err_path != out_path) {
+      err_out_fd = OpenOutput(err_path, spec.open_mode_append());
+      if (err_out_fd < 0)
+        ChildFail(err_fd, "Could not open stderr file " + err_path + ": " + Errstr(errno));
+    }
+  }
+  // Move onto 0/1/2 in an order that cannot clobber a descriptor still needed.
+  int fds[3] = {in_fd, out_fd, err_out_fd < 0 ? out_fd : err_out_fd};
+  for (int& fd : fds) {
+    if (fd <= 2) {
+      int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+      if (moved < 0) ChildFail(err_fd, "dup: " + Errstr(errno));
+      fd = moved;
+    }
+  }
+  for (int target = 0; target < 3; ++target)
+    if (!MoveFd(fds[target], target)) ChildFail(err_fd, "dup2: " + Errstr(errno));
+  if (!chdir_error.empty()) {
+    ssize_t ignored = ::write(2, chdir_error.data(), chdir_error.size());
+    (void)ignored;
+  }
+
+  NodeEnvInfo info;
+  info.node_name = opts.node_name;
+  info.conf_path = opts.conf_path;
+  info.cluster_name = opts.cluster_name;
+  info.task_pid = ::getpid();
+  info.user_name = user;
+  info.home = pw.pw_dir ? pw.pw_dir : "";
+  info.shell = pw.pw_shell ? pw.pw_shell : "";
+  std::vector<std::string> env = BuildJobEnvironment(launch, info);
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  std::vector<std::string> args;
+  args.push_back(script_path);
+  for (const auto& a : spec.argv()) args.push_back(a);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  ::execve(script_path.c_str(), argv.data(), envp.data());
+  int err = errno;
+  ChildFail(err_fd, "execve(" + script_path + "): " + Errstr(err));
+}
+
+// --- the supervisor ----------------------------------------------------------------------------
+
+class Stepd {
+ public:
+  explicit Stepd(StepdOptions opts)
+      : opts_(std::move(opts)),
+        job_dir_(JobDir(opts_.spool, opts_.job_id)),
+        signals_(io_, SIGCHLD, SIGTERM, SIGINT),
+        kill_timer_(io_),
+        exit_timer_(io_) {}
+
+  int Run() {
+    if (!opts_.key_file.empty()) {
+      auto key = ClusterKey::Load(opts_.key_file);
+      if (key)
+        key_ = std::move(*key);
+      else
+        Log("cannot load cluster key: %s", key.error().c_str());
+    }
+    WaitSignals();
+    auto data = ReadWholeFile(job_dir_ + "/" + kLaunchFile);
+    if (!data || !launch_.ParseFromString(*data)) {
+      std::string why = data ? "malformed " + std::string(kLaunchFile) : data.error();
+      LaunchFailed("cannot read launch request: " + why);
+    } else {
+      if (opts_.node_name.empty()) opts_.node_name = launch_.job().batch_host();
+      if (opts_.node_name.empty()) opts_.node_name = ShortHostname();
+      auto server = RpcServer::Listen(
+          io_, "unix:" + job_dir_ + "/" + kStepdSocket,
+          [this](const RpcConnectionPtr& conn, const pb::Credential& cred, const std::string& body,
+                 Responder respond) { HandleRequest(conn, cred, body, std::move(respond)); },
+          0600);
+      if (server)
+        server_ = std::move(*server);
+      else
+        Log("cannot serve %s: %s", kStepdSocket, server.error().c_str());
+      StartJob();
+    }
+    io_.run();
+    ::unlink((job_dir_ + "/" + kStepdSocket).c_str());
+    return 0;
+  }
+
+ private:
+  void WaitSignals() {
+    signals_.async_wait([this](const asio::error_code& ec, int sig) {
+      if (ec) return;
+      if (sig == SIGCHLD) {
+        Reap();
+      } else if (!finished_ && job_pid_ > 0) {
+        Log("got signal %d: terminating the job", sig);
+        Terminate("", launch_.kill_wait_s());
+      }
+      WaitSignals();
+    });
+  }
+
+  void StartJob() {
+    const pb::JobRecord& job = launch_.job();
+    std::string script = job_dir_ + "/" + kScriptFile;
+    int pipefd[2];
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+      LaunchFailed("pipe: " + Errstr(errno));
+      return;
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(pipefd[0]);
+      ::close(pipefd[1]);
+      LaunchFailed("fork: " + Errstr(errno));
+      return;
+    }
+    if (pid == 0) {
+      ::close(pipefd[0]);
+      RunJobChild(launch_, opts_, script, pipefd[1]);
+    }
+    ::close(pipefd[1]);
+    job_pid_ = pid;
+    ::setpgid(pid, pid);  // also here, so signals sent right away reach the group
+    (void)WriteFileAtomic(job_dir_ + "/job.pid", std::to_string(pid) + "\n", 0600, false);
+    Log("job %u: started pid %d for uid %u", job.job_id(), static_cast<int>(pid),
+        job.spec().uid());
+    // The pipe reaches EOF when exec succeeds; otherwise it carries the failure text.
+    pipe_ = std::make_unique<asio::posix::stream_descriptor>(io_, pipefd[0]);
+    ReadPipe();
+  }
+
+  void ReadPipe() {
+    pipe_->async_read_some(asio::buffer(pipe_buf_), [this](const asio::error_code& ec, size_t n) {
+      if (!ec) {
+        setup_error_.append(pipe_buf_, n);
+        if (setup_error_.size() < 4096) return ReadPipe();
+      }
+      asio::error_code ignored;
+      pipe_->close(ignored);
+      pipe_done_ = true;
+      if (!setup_error_.empty()) {
+        Log("job %u: launch failed: %s", opts_.job_id, setup_error_.c_str());
+        launch_failed_ = true;
+        failure_ = setup_error_;
+      }
+      MaybeFinish();
+    });
+  }
+
+  void Reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) break;
+      if (pid == job_pid_ && !job_exited_) {
+        job_exited_ = true;
+        wait_status_ = status;
+        Log("job %u: batch shell exited, wait status 0x%x", opts_.job_id,
+            static_cast<unsigned>(status));
+      }
+    }
+    MaybeFinish();
+  }
+
+  void MaybeFinish() {
+    if (job_exited_ && pipe_done_ && !finished_) Finish();
+  }
+
+  void HandleRequest(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                     const std::string& body, const Responder& respond) {
+    if (conn->peer_uid() != 0) {
+      respond(ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied"));
+      return;
+    }
+    if (key_) {
+      Status s = key_->Verify(cred, body, NowSeconds());
+      if (!s.ok() || cred.uid() != 0) {
+        respond(ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied"));
+        return;
+      }
+    }
+    pb::Request req;
+    if (!req.ParseFromString(body)) {
+      respond(ErrorResponse(ErrorCode::kProtocol, "malformed request"));
+      return;
+    }
+    pb::Response ok;
+    switch (req.body_case()) {
+      case pb::Request::kSignalJob: {
+        const auto& sig = req.signal_job();
+        if (!finished_ && !job_exited_ && job_pid_ > 0) {
+          pid_t target = sig.batch_only() ? job_pid_ : -job_pid_;
+          if (::kill(target, sig.signal()) != 0 && errno != ESRCH) {
+            respond(ErrorResponse(ErrorCode::kInvalidArgument,
+                                  "kill(" + std::to_string(sig.signal()) + "): " + Errstr(errno)));
+            return;
+          }
+          Log("job %u: signal %d sent to %s", opts_.job_id, sig.signal(),
+              sig.batch_only() ? "the batch shell" : "the job");
+        }
+        respond(ok);
+        return;
+      }
+      case pb::Request::kTerminateJob: {
+        const auto& term = req.terminate_job();
+        Terminate(term.reason(), term.kill_wait_s());
+        respond(ok);
+        return;
+      }
+      case pb::Request::kPing:
+        respond(ok);
+        return;
+      default:
+        respond(ErrorResponse(ErrorCode::kNotSupported, "request not supported by shoal-stepd"));
+        return;
+    }
+  }
+
+  void Terminate(const std::string& reason, uint32_t kill_wait_s) {
+    if (finished_ || job_exited_ || job_pid_ <= 0) return;
+    if (terminating_) {
+      if (kill_wait_s == 0) KillJob();
+      return;
+    }
+    terminating_ = true;
+    term_reason_ = reason;
+    Log("job %u: terminating (%s), KillWait %us", opts_.job_id,
+        reason.empty() ? "no reason" : reason.c_str(), kill_wait_s);
+    ::kill(-job_pid_, SIGCONT);
+    ::kill(-job_pid_, SIGTERM);
+    kill_timer_.expires_after(std::chrono::seconds(kill_wait_s));
+    kill_timer_.async_wait([this](const asio::error_code& ec) {
+      if (!ec) KillJob();
+    });
+  }
+
+  void KillJob() {
+    if (job_pid_ > 0 && !job_exited_) ::kill(-job_pid_, SIGKILL);
+  }
+
+  // Kills whatever the job left behind: its process group, then any descendant that was
+  // re-parented to us (we are a child subreaper), which also catches setsid() daemons as long as
+  // they stay below us. Bounded: at most ~200 ms of sweeping.
+  void KillLeftovers() {
+    if (job_pid_ > 0) ::kill(-job_pid_, SIGKILL);
+    for (int round = 0; round < 20; ++round) {
+      std::vector<pid_t> kids = Children();
+      if (kids.empty()) break;
+      for (pid_t kid : kids) {
+        ::kill(-kid, SIGKILL);
+        ::kill(kid, SIGKILL);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      int status = 0;
+      while (::waitpid(-1, &status, WNOHANG) > 0) {
+      }
+    }
+  }
+
+  static std::vector<pid_t> Children() {
+    std::vector<pid_t> out;
+    std::string self = std::to_string(::getpid());
+    auto text = ReadWholeFile("/proc/" + self + "/task/" + self + "/children");
+    if (!text) return out;
+    const char* p = text->c_str();
+    char* end = nullptr;
+    for (;;) {
+      long v = std::strtol(p, &end, 10);
+      if (end == p) break;
+      if (v > 0) out.push_back(static_cast<pid_t>(v));
+      p = end;
+    }
+    return out;
+  }
+
+  void LaunchFailed(const std::string& why) {
+    Log("job %u: launch failed: %s", opts_.job_id, why.c_str());
+    launch_failed_ = true;
+    failure_ = why;
+    job_exited_ = true;
+    pipe_done_ = true;
+    // Report from the loop so Run() has set everything up.
+    asio::post(io_, [this] { MaybeFinish(); });
+  }
+
+  void Finish() {
+    finished_ = true;
+    kill_timer_.cancel();
+    KillLeftovers();
+    pb::JobCompleteRequest done;
+    done.set_node_name(opts_.node_name);
+    done.set_job_id(opts_.job_id);
+    done.set_exit_status(launch_failed_ && wait_status_ == 0 ? (1 << 8) : wait_status_);
+    done.set_timed_out(term_reason_ == "timeout");
+    done.set_cancelled(term_reason_ == "cancelled");
+    done.set_launch_failed(launch_failed_);
+    done.set_failure(failure_);
+    done.set_end_time(NowSeconds());
+    Status s = WriteFileAtomic(job_dir_ + "/" + kDoneFile, done.SerializeAsString(), 0600);
+    if (!s.ok()) Log("job %u: cannot write %s: %s", opts_.job_id, kDoneFile, s.message().c_str());
+    Log("job %u: done, exit status 0x%x%s%s%s", opts_.job_id,
+        static_cast<unsigned>(done.exit_status()), done.timed_out() ? " (timeout)" : "",
+        done.cancelled() ? " (cancelled)" : "", launch_failed_ ? " (launch failed)" : "");
+    Notify(done);
+  }
+
+  // Best effort: if shoald is down it finds done.pb when it scans the spool.
+  void Notify(const pb::JobCompleteRequest& done) {
+    exit_timer_.expires_after(std::chrono::seconds(3));
+    exit_timer_.async_wait([this](const asio::error_code& ec) {
+      if (!ec) Exit();
+    });
+    pb::Request req;
+    *req.mutable_job_complete() = done;
+    std::string body = req.SerializeAsString();
+    pb::Credential cred;
+    if (key_) cred = key_->Sign(0, 0, body, NowSeconds());
+    RpcConnect(
+        io_, "unix:" + opts_.spool + "/" + kShoaldSocket,
+        [](const RpcConnectionPtr&, const pb::Credential&, const std::string&, Responder respond) {
+          respond(ErrorResponse(ErrorCode::kNotSupported, "not supported"));
+        },
+        [this, req, cred](Result<RpcConnectionPtr> conn) {
+          if (!conn) {
+            Log("shoald not reachable (%s); it will find %s later", conn.error().c_str(),
+                kDoneFile);
+            return Exit();
+          }
+          notify_conn_ = *conn;
+          notify_conn_->Send(req, cred, [this](Result<pb::Response> r) {
+            if (!r || r->rc() != 0)
+              Log("shoald did not take the completion: %s",
+                  r ? r->error().c_str() : r.error().c_str());
+            Exit();
+          });
+        });
+  }
+
+  void Exit() {
+    if (exiting_) return;
+    exiting_ = true;
+    if (server_) server_->Stop();
+    if (notify_conn_) notify_conn_->Close();
+    exit_timer_.cancel();
+    io_.stop();
+  }
+
+  StepdOptions opts_;
+  std::string job_dir_;
+  asio::io_context io_;
+  asio::signal_set signals_;
+  asio::steady_timer kill_timer_;
+  asio::steady_timer exit_timer_;
+  std::unique_ptr<RpcServer> server_;
+  std::unique_ptr<asio::posix::stream_descriptor> pipe_;
+  char pipe_buf_[512];
+  RpcConnectionPtr notify_conn_;
+  std::optional<ClusterKey> key_;
+  pb::LaunchBatchRequest launch_;
+  pid_t job_pid_ = 0;
+  bool job_exited_ = false;
+  bool pipe_done_ = false;
+  bool finished_ = false;
+  bool exiting_ = false;
+  bool terminating_ = false;
+  int wait_status_ = 0;
+  std::string term_reason_;
+  bool launch_failed_ = false;
+  std::string failure_;
+  std::string setup_error_;
+};
+
+}  // namespace
+
+Result<StepdOptions> ParseStepdArgs(const std::vector<std::string>& args) {
+  StepdOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& out) -> bool {
+      if (i + 1 >= args.size()) return false;
+      out = args[++i];
+      return true;
+    };
+    std::string v;
+    bool ok = true;
+    if (a == "--spool") {
+      ok = value(o.spool);
+    } else if (a == "--job") {
+      ok = value(v);
+      if (ok) {
+        char* end = nullptr;
+        unsigned long id = std::strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || id == 0 || id > 0xffffffffUL)
+          return InvalidArgument("invalid job id '" + v + "'");
+        o.job_id = static_cast<uint32_t>(id);
+      }
+    } else if (a == "--node") {
+      ok = value(o.node_name);
+    } else if (a == "--conf") {
+      ok = value(o.conf_path);
+    } else if (a == "--key") {
+      ok = value(o.key_file);
+    } else if (a == "--cluster") {
+      ok = value(o.cluster_name);
+    } else {
+      return InvalidArgument("unknown argument '" + a + "'");
+    }
+    if (!ok) return InvalidArgument("option " + a + " needs a value");
+  }
+  if (o.spool.empty() || o.job_id == 0) return InvalidArgument("--spool and --job are required");
+  return o;
+}
+
+int StepdMain(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto opts = ParseStepdArgs(args);
+  if (!opts) {
+    std::fprintf(stderr,
+                 "shoal-stepd: error: %s\nusage: shoal-stepd --spool DIR --job ID [--node NAME] "
+                 "[--conf PATH] [--key PATH] [--cluster NAME]\n",
+                 opts.error().c_str());
+    return 2;
+  }
+  ::setsid();  // fails harmlessly when shoald already made us a session leader
+  ::umask(022);
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  std::string job_dir = JobDir(opts->spool, opts->job_id);
+  int log_fd = ::open((job_dir + "/" + kStepdLog).c_str(),
+                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log_fd >= 0) {
+    ::dup2(log_fd, 2);
+    ::close(log_fd);
+  }
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    if (null_fd > 2) ::close(null_fd);
+  }
+  Status s = WriteFileAtomic(job_dir + "/" + kStepdPidFile, std::to_string(::getpid()) + "\n",
+                             0600, false);
+  if (!s.ok()) Log("cannot write %s: %s", kStepdPidFile, s.message().c_str());
+  // Orphaned descendants of the job are re-parented to us, so none escapes the final sweep.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  Stepd stepd(std::move(*opts));
+  return stepd.Run();
+}
+
+}  // namespace shoal::noded

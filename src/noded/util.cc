@@ -1,0 +1,248 @@
+#include "noded/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+namespace shoal::noded {
+namespace {
+
+Status Errno(const std::string& what) {
+  return Error(ErrorCode::kIoError, what + ": " + std::strerror(errno));
+}
+
+Status WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("write");
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string JobDir(const std::string& spool, uint32_t job_id) {
+  return spool + "/job" + std::to_string(job_id);
+}
+
+std::vector<uint32_t> ListJobDirs(const std::string& spool) {
+  std::vector<uint32_t> ids;
+  DIR* dir = ::opendir(spool.c_str());
+  if (!dir) return ids;
+  while (dirent* e = ::readdir(dir)) {
+    std::string_view name(e->d_name);
+    if (name.size() <= 3 || name.substr(0, 3) != "job") continue;
+    std::string_view digits = name.substr(3);
+    if (digits.size() > 10 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    uint64_t id = std::strtoull(std::string(digits).c_str(), nullptr, 10);
+    if (id == 0 || id > 0xffffffffull) continue;
+    ids.push_back(static_cast<uint32_t>(id));
+  }
+  ::closedir(dir);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::string ExpandNodePath(std::string_view pattern, std::string_view node,
+                           std::string_view host) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size()) {
+      if (pattern[i + 1] == 'n') {
+        out += node;
+        ++i;
+        continue;
+      }
+      if (pattern[i + 1] == 'h') {
+        out += host;
+        ++i;
+        continue;
+      }
+    }
+    out.push_back(pattern[i]);
+  }
+  return out;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode, bool sync) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return Errno("open " + tmp);
+  Status s = WriteAll(fd, data);
+  if (s.ok() && sync && ::fsync(fd) != 0) s = Errno("fsync " + tmp);
+  ::close(fd);
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = Errno("rename " + tmp);
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (!sync) return Status::Ok();
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno(path);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = Errno("read " + path);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st{};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+Status RemoveTree(const std::string& path) {
+  if (DIR* dir = ::opendir(path.c_str())) {
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(dir)) {
+      std::string_view name(e->d_name);
+      if (name == "." || name == "..") continue;
+      names.emplace_back(name);
+    }
+    ::closedir(dir);
+    for (const auto& name : names) {
+      std::string child = path + "/" + name;
+      struct stat st{};
+      if (::lstat(child.c_str(), &st) != 0) continue;
+      if (S_ISDIR(st.st_mode))
+        (void)RemoveTree(child);
+      else
+        ::unlink(child.c_str());
+    }
+  }
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return Errno("rmdir " + path);
+  return Status::Ok();
+}
+
+Status MakeDirs(const std::string& path, mode_t mode) {
+  if (path.empty()) return InvalidArgument("empty directory path");
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    std::string part = path.substr(0, pos);
+    if (::mkdir(part.c_str(), mode) != 0 && errno != EEXIST) return Errno("mkdir " + part);
+  }
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Error(ErrorCode::kIoError, path + " is not a directory");
+  return Status::Ok();
+}
+
+pid_t ReadPidFile(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  if (!text) return 0;
+  long v = std::strtol(text->c_str(), nullptr, 10);
+  return v > 0 ? static_cast<pid_t>(v) : 0;
+}
+
+bool IsStepdProcess(pid_t pid) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  auto cmdline = ReadWholeFile("/proc/" + std::to_string(pid) + "/cmdline");
+  if (!cmdline) return false;
+  return cmdline->find("shoal-stepd") != std::string::npos;
+}
+
+void CloexecFrom3() {
+  if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) == 0) return;
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    int self = ::dirfd(dir);
+    while (dirent* e = ::readdir(dir)) {
+      int fd = std::atoi(e->d_name);
+      if (fd < 3 || fd == self) continue;
+      int flags = ::fcntl(fd, F_GETFD);
+      if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+    ::closedir(dir);
+    return;
+  }
+  long max = ::sysconf(_SC_OPEN_MAX);
+  if (max < 0 || max > 65536) max = 65536;
+  for (int fd = 3; fd < max; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+void ResetSignals() {
+  struct sigaction sa{};
+  sa.sa_handler = SIG_DFL;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  return buf;
+}
+
+std::string ShortHostname() {
+  std::string h = Hostname();
+  auto dot = h.find('.');
+  return dot == std::string::npos ? h : h.substr(0, dot);
+}
+
+int64_t NowSeconds() { return static_cast<int64_t>(::time(nullptr)); }
+
+void Log(const char* fmt, ...) {
+  timeval tv{};
+  ::gettimeofday(&tv, nullptr);
+  tm local{};
+  ::localtime_r(&tv.tv_sec, &local);
+  char stamp[64];
+  size_t n = std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &local);
+  std::snprintf(stamp + n, sizeof(stamp) - n, ".%03d", static_cast<int>(tv.tv_usec / 1000));
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "[%s] %s\n", stamp, msg);
+  std::fflush(stderr);
+}
+
+}  // namespace shoal::noded

@@ -1,0 +1,62 @@
+// Small I/O helpers shared by shoald and shoal-stepd: spool paths, atomic files, liveness checks
+// and a plain-file logger.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace shoal::noded {
+
+// <spool>/job<ID> and the files inside it (see docs/architecture.md, "Spool layout").
+std::string JobDir(const std::string& spool, uint32_t job_id);
+inline constexpr const char* kLaunchFile = "launch.pb";
+inline constexpr const char* kScriptFile = "script";
+inline constexpr const char* kStepdSocket = "stepd.sock";
+inline constexpr const char* kStepdPidFile = "stepd.pid";
+inline constexpr const char* kDoneFile = "done.pb";
+inline constexpr const char* kStepdLog = "stepd.log";
+inline constexpr const char* kShoaldSocket = "shoald.sock";
+
+// Job ids of the "job<digits>" directories in the spool, sorted.
+std::vector<uint32_t> ListJobDirs(const std::string& spool);
+
+// Replaces "%n" with the node name and "%h" with the host name (SlurmdSpoolDir, SlurmdLogFile).
+std::string ExpandNodePath(std::string_view pattern, std::string_view node, std::string_view host);
+
+// Writes `data` to path.tmp and renames it over `path`; with `sync`, fsyncs the file before the
+// rename and the directory after it.
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode,
+                       bool sync = true);
+Result<std::string> ReadWholeFile(const std::string& path);
+bool FileExists(const std::string& path);
+// Removes a directory tree (no symlink following). Errors are ignored except the final rmdir.
+Status RemoveTree(const std::string& path);
+// mkdir -p with `mode` for the created components.
+Status MakeDirs(const std::string& path, mode_t mode);
+
+// Reads a pid file; 0 when missing or malformed.
+pid_t ReadPidFile(const std::string& path);
+// True when `pid` exists and its command line mentions shoal-stepd.
+bool IsStepdProcess(pid_t pid);
+
+// Marks every descriptor >= 3 close-on-exec (close_range, else /proc/self/fd). Async-signal-safe
+// enough for a forked child of a single-threaded process.
+void CloexecFrom3();
+// Restores default signal dispositions and an empty signal mask (before exec'ing a job).
+void ResetSignals();
+
+std::string Hostname();     // full gethostname()
+std::string ShortHostname();
+int64_t NowSeconds();
+
+// Timestamped lines on stderr ("[2026-01-02T03:04:05.678] text"); daemons point stderr at their
+// log file.
+void Log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace shoal::noded

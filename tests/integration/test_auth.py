@@ -1,0 +1,104 @@
+"""Authorization: users act only on their own jobs; the key and other users' identities are out
+of reach; root (the SlurmUser) may do everything."""
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SLEEPER = "#!/bin/bash\nsleep 300\n"
+DENIED = "Access/permission denied"
+ACCESS_DENIED = 2  # src/common/errors.h
+AUTH_FAILURE = 11
+
+
+def test_users_cannot_touch_other_users_jobs(cluster, users, submit_dir):
+    c = cluster(nodes=2)
+    alice, bob = users["shoaltest1"], users["shoaltest2"]
+    running = c.sbatch([], SLEEPER, user=alice, cwd=submit_dir(alice))
+    pending = c.sbatch(["--hold"], SLEEPER, user=alice, cwd=submit_dir(alice))
+    c.wait_job(running, "RUNNING", timeout=30)
+    assert c.show_job(running)["UserId"] == f"{alice.name}({alice.uid})"
+
+    for args in (["scancel", str(running)],
+                 ["scancel", "--signal=USR1", "--batch", str(running)],
+                 ["scontrol", "hold", str(running)],
+                 ["scontrol", "release", str(pending)],
+                 ["scontrol", "update", f"JobId={running}", "TimeLimit=1"],
+                 ["scontrol", "requeue", str(running)]):
+        r = c.run(args, user=bob, check=False)
+        assert r.returncode != 0, f"{args} as {bob.name} succeeded"
+        assert DENIED in r.stderr, f"{args}: {r.stderr}"
+
+    # Users may not change nodes either.
+    r = c.run(["scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=x"], user=bob,
+              check=False)
+    assert r.returncode != 0 and DENIED in r.stderr, r.stderr
+
+    assert c.job_state(running) == "RUNNING"
+    assert c.job_state(pending) == "PENDING"
+    assert c.show_job(running)["TimeLimit"] != "00:01:00"
+
+    # The owner may, and so may root.
+    c.run(["scontrol", "update", f"JobId={pending}", "TimeLimit=5"], user=alice)
+    c.run(["scancel", str(pending)], user=alice)
+    assert c.wait_job(pending, timeout=30) == "CANCELLED"
+    c.run(["scancel", str(running)])
+    assert c.wait_job(running, timeout=30) == "CANCELLED"
+
+
+def test_scancel_as_user_only_sees_own_jobs(cluster, users, submit_dir):
+    c = cluster(nodes=1)
+    alice, bob = users["shoaltest1"], users["shoaltest2"]
+    a = c.sbatch(["--hold"], SLEEPER, user=alice, cwd=submit_dir(alice))
+    b = c.sbatch(["--hold"], SLEEPER, user=bob, cwd=submit_dir(bob))
+    c.run(["scancel", "-u", bob.name], user=bob)
+    assert c.wait_job(b, timeout=30) == "CANCELLED"
+    assert c.job_state(a) == "PENDING"
+
+
+def test_key_is_private(cluster, users):
+    c = cluster(nodes=1)
+    st = c.key_path.stat()
+    assert st.st_mode & 0o777 == 0o600
+    assert st.st_uid == 0
+    r = c.run(["cat", str(c.key_path)], user=users["shoaltest1"], check=False)
+    assert r.returncode != 0
+    assert "Permission denied" in r.stderr
+
+
+def agent_client(c, user, *args):
+    r = c.run(["/usr/bin/python3", HERE / "agent_client.py", c.dir / "run" / "auth.sock", *args], user=user)
+    return json.loads(r.stdout)
+
+
+def test_agent_signs_only_for_the_caller(cluster, users, submit_dir):
+    c = cluster(nodes=1)
+    alice, bob = users["shoaltest1"], users["shoaltest2"]
+    out = agent_client(c, bob)
+    assert out["agent_rc"] == 0, out
+    assert out["cred_uid"] == bob.uid and out["cred_gid"] == bob.gid, out
+
+    out = agent_client(c, None)
+    assert out["cred_uid"] == 0, out
+
+    # A credential is bound to its uid: changing it breaks the signature, and bob's own
+    # credential does not let him cancel alice's job.
+    job = c.sbatch(["--hold"], SLEEPER, user=alice, cwd=submit_dir(alice))
+    out = agent_client(c, bob, c.controller_port(), job, alice.uid)
+    assert out["honest_rc"] == ACCESS_DENIED and DENIED in out["honest_error"], out
+    assert out["forged_rc"] == AUTH_FAILURE, out
+    assert c.job_state(job) == "PENDING"
+
+
+def test_requests_without_valid_credential_are_refused(cluster):
+    import wire
+    c = cluster(nodes=1)
+    job = c.sbatch(["--hold"], SLEEPER)
+    body = wire.cancel_request(job)
+    no_cred = wire.call(("127.0.0.1", c.controller_port()), body)
+    assert wire.first(no_cred, 1, 0) == AUTH_FAILURE
+    fake = wire.encode_credential({"uid": 0, "gid": 0, "expires": 2**40, "body_sha256": b"x" * 32,
+                                   "nonce": b"n" * 16, "hmac": b"h" * 32})
+    forged = wire.call(("127.0.0.1", c.controller_port()), body, fake)
+    assert wire.first(forged, 1, 0) == AUTH_FAILURE
+    assert c.job_state(job) == "PENDING"

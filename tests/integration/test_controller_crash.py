@@ -1,0 +1,78 @@
+"""kill -9 of the controller loses nothing it acknowledged: after a restart every submitted job is
+there with its state, running jobs stay running, and jobs that ended while it was down are
+recorded with their exit codes."""
+
+import time
+
+from conftest import wait_until
+
+N_JOBS = 1000
+
+
+def submit_many(c, count, args):
+    """Submits `count` copies of a held job with one bash loop (fast) and returns their ids."""
+    script = c.write_script(c.work, "held.sh", "#!/bin/bash\ntrue\n")
+    loop = f'for i in $(seq {count}); do sbatch {" ".join(args)} {script} || exit 1; done'
+    r = c.run(loop, timeout=600)
+    ids = [int(line.split()[-1]) for line in r.stdout.splitlines()
+           if line.startswith("Submitted batch job")]
+    assert len(ids) == count, r.stdout[-500:] + r.stderr[-500:]
+    return ids
+
+
+def states(c):
+    r = c.run(["squeue", "-h", "-t", "all", "-o", "%i %T"])
+    return {int(i): s for i, s in (line.split() for line in r.stdout.splitlines())}
+
+
+def test_controller_kill9_with_1000_jobs(cluster):
+    c = cluster(nodes=4)
+    # Two jobs that end while the controller is down, two that outlive its restart.
+    short = [c.sbatch(["-J", "short"], "#!/bin/bash\nsleep 2\nexit 3\n") for _ in range(2)]
+    long = [c.sbatch(["-J", "long"], "#!/bin/bash\nsleep 12\nexit 4\n") for _ in range(2)]
+    running = short + long
+    for job in running:
+        c.wait_job(job, "RUNNING", timeout=30)
+    held = submit_many(c, N_JOBS - len(running), ["--hold", "-J", "held"])
+    before = states(c)
+    assert set(before) == set(running + held)
+    assert all(before[j] == "PENDING" for j in held)
+    nodes_before = {j: c.show_job(j)["NodeList"] for j in running}
+
+    c.kill_controller()
+    time.sleep(4)  # the short jobs end while the controller is down
+    c.start_controller()
+
+    after = states(c)
+    assert set(after) == set(before), f"lost: {sorted(set(before) - set(after))[:10]}"
+    assert all(after[j] == "PENDING" for j in held)
+    for job in long:
+        info = c.show_job(job)
+        assert info["JobState"] == "RUNNING", info
+        assert info["NodeList"] == nodes_before[job]
+    for job in short:
+        assert c.wait_job(job, timeout=60) == "FAILED"
+        assert c.show_job(job)["ExitCode"] == "3:0"
+    for job in long:
+        assert c.wait_job(job, timeout=60) == "FAILED"
+        assert c.show_job(job)["ExitCode"] == "4:0"
+
+    # Ids are never reused, and the queue still works.
+    new = c.sbatch([], "#!/bin/bash\ntrue\n")
+    assert new > max(before)
+    assert c.wait_job(new, timeout=30) == "COMPLETED"
+    c.run(["scancel", "-u", "root", "-t", "PENDING"])
+    wait_until(lambda: all(s != "PENDING" for s in states(c).values()), 60,
+               "the held jobs to be cancelled")
+
+
+def test_controller_restart_twice_keeps_ids(cluster):
+    c = cluster(nodes=1)
+    first = c.sbatch(["--hold"], "#!/bin/bash\ntrue\n")
+    c.kill_controller()
+    c.start_controller()
+    c.kill_controller()
+    c.start_controller()
+    second = c.sbatch(["--hold"], "#!/bin/bash\ntrue\n")
+    assert second > first
+    assert c.job_state(first) == "PENDING"

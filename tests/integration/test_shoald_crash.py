@@ -1,0 +1,43 @@
+"""kill -9 of a node daemon does not kill its jobs: the supervisors outlive it, and jobs that
+end while it is down are reported once it is back."""
+
+import time
+
+from conftest import pid_alive
+
+
+def test_shoald_kill9_jobs_survive(cluster):
+    c = cluster(nodes=2)
+    short = c.sbatch(["-w", "n1", "-J", "short"], "#!/bin/bash\nsleep 2\necho short done\nexit 5\n")
+    long = c.sbatch(["-w", "n1", "-J", "long"], "#!/bin/bash\nsleep 10\necho long done\nexit 6\n")
+    c.wait_job(short, "RUNNING", timeout=30)
+    c.wait_job(long, "RUNNING", timeout=30)
+    stepds = [c.stepd_pid("n1", short), c.stepd_pid("n1", long)]
+    assert all(stepds), "no stepd.pid in the spool"
+
+    c.kill_node("n1")
+    assert all(pid_alive(p) for p in stepds), "job supervisors died with shoald"
+    time.sleep(4)  # the short job ends while shoald is down
+    assert c.job_state(short) == "RUNNING", "the controller cannot know yet"
+    c.start_node("n1")
+
+    assert c.wait_job(short, timeout=30) == "FAILED"
+    assert c.show_job(short)["ExitCode"] == "5:0"
+    assert c.wait_job(long, timeout=60) == "FAILED"
+    assert c.show_job(long)["ExitCode"] == "6:0"
+    assert (c.work / f"slurm-{short}.out").read_text() == "short done\n"
+    assert (c.work / f"slurm-{long}.out").read_text() == "long done\n"
+    assert c.node_state("n1") == "idle"
+
+
+def test_all_shoalds_kill9_and_back(cluster):
+    c = cluster(nodes=3)
+    jobs = [c.sbatch(["-N1"], "#!/bin/bash\nsleep 5\n") for _ in range(3)]
+    for job in jobs:
+        c.wait_job(job, "RUNNING", timeout=30)
+    for node in c.node_names:
+        c.kill_node(node)
+    for node in c.node_names:
+        c.start_node(node)
+    for job in jobs:
+        assert c.wait_job(job, timeout=60) == "COMPLETED"
