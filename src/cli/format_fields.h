@@ -14,12 +14,12 @@
 namespace shoal::cli::fmt {
 
 struct FieldSpec {
-  char code = 0;          // -o type letter; 0 for a literal-only entry (text before the first %)
-  std::string name;       // -O field name as written (empty for -o)
-  int width = 0;          // 0 = as wide as the value
-  bool right = false;     // '.' given
+  char code = 0;            // -o type letter; 0 for a literal-only entry (text before the first %)
+  std::string name;         // -O field name as written (empty for -o)
+  int width = 0;            // 0 = as wide as the value
+  bool right = false;       // '.' given
   bool auto_width = false;  // '#' given: width of the widest value (and of the header)
-  std::string suffix;     // literal text printed after the field
+  std::string suffix;       // literal text printed after the field
 };
 
 // Parses a -o string. Never fails: a lone '%' at the end is literal text; unknown type letters

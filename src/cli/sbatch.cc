@@ -137,9 +137,9 @@ void PrintVerbose(const SbatchRequest& req) {
   const pb::JobSpec& s = req.spec;
   PrintErr("sbatch: job name       : " + s.name());
   PrintErr("sbatch: partition      : " + (s.partition().empty() ? "default" : s.partition()));
-  PrintErr("sbatch: time limit     : " +
-           (s.time_limit() == kTimeNoVal ? std::string("default")
-                                         : std::to_string(s.time_limit()) + " min"));
+  PrintErr("sbatch: time limit     : " + (s.time_limit() == kTimeNoVal
+                                              ? std::string("default")
+                                              : std::to_string(s.time_limit()) + " min"));
   PrintErr("sbatch: nodes          : " + std::to_string(s.min_nodes()) + "-" +
            std::to_string(s.max_nodes()));
   PrintErr("sbatch: ntasks         : " + std::to_string(s.num_tasks()));
@@ -221,10 +221,17 @@ int SbatchMain(int argc, char** argv) {
     return error_exit;
   }
   switch (cl->action) {
-    case SbatchAction::kHelp: fputs(SbatchHelpText().c_str(), stdout); return 0;
-    case SbatchAction::kUsage: fputs(SbatchUsageText().c_str(), stdout); return 0;
-    case SbatchAction::kVersion: PrintOut("shoal " SHOAL_VERSION_STRING); return 0;
-    case SbatchAction::kSubmit: break;
+    case SbatchAction::kHelp:
+      fputs(SbatchHelpText().c_str(), stdout);
+      return 0;
+    case SbatchAction::kUsage:
+      fputs(SbatchUsageText().c_str(), stdout);
+      return 0;
+    case SbatchAction::kVersion:
+      PrintOut("shoal " SHOAL_VERSION_STRING);
+      return 0;
+    case SbatchAction::kSubmit:
+      break;
   }
 
   sctx.cwd = CurrentDir();

@@ -258,7 +258,9 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
@@ -335,8 +337,9 @@ std::string Basename(std::string_view path) {
 
 // Joins a relative path onto `base` and removes "." components and doubled slashes.
 std::string ResolvePath(std::string_view base, std::string_view path) {
-  std::string joined = (!path.empty() && path[0] == '/') ? std::string(path)
-                                                         : std::string(base) + "/" + std::string(path);
+  std::string joined = (!path.empty() && path[0] == '/')
+                           ? std::string(path)
+                           : std::string(base) + "/" + std::string(path);
   std::string out;
   for (std::string_view part : Split(joined, '/')) {
     if (part.empty() || part == ".") continue;
@@ -352,8 +355,8 @@ std::string ResolvePath(std::string_view base, std::string_view path) {
 
 struct ParsedArgs {
   std::vector<SbatchSetting> settings;
-  size_t rest = 0;                           // index of the first non-option argument
-  std::optional<SbatchAction> action;        // -h/--usage/-V: parsing stopped there
+  size_t rest = 0;                     // index of the first non-option argument
+  std::optional<SbatchAction> action;  // -h/--usage/-V: parsing stopped there
 };
 
 SbatchSetting MakeSetting(const OptDef& def, std::optional<std::string> value) {
@@ -366,10 +369,14 @@ SbatchSetting MakeSetting(const OptDef& def, std::optional<std::string> value) {
 
 std::optional<SbatchAction> ActionOf(int id) {
   switch (id) {
-    case kHelp: return SbatchAction::kHelp;
-    case kUsage: return SbatchAction::kUsage;
-    case kVersion: return SbatchAction::kVersion;
-    default: return std::nullopt;
+    case kHelp:
+      return SbatchAction::kHelp;
+    case kUsage:
+      return SbatchAction::kUsage;
+    case kVersion:
+      return SbatchAction::kVersion;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -379,7 +386,8 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args, bool stop_at_
   size_t i = 0;
   auto add = [&](const OptDef& def, std::optional<std::string> value) {
     out.settings.push_back(MakeSetting(def, std::move(value)));
-    if (auto action = ActionOf(def.id); action && stop_at_action && !out.action) out.action = action;
+    if (auto action = ActionOf(def.id); action && stop_at_action && !out.action)
+      out.action = action;
   };
   while (i < args.size()) {
     const std::string& a = args[i];
@@ -407,14 +415,16 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args, bool stop_at_
       }
       if (!def && candidates.size() == 1) def = candidates[0];
       if (!def && candidates.size() > 1) {
-        std::string msg = "option '" + a.substr(0, eq == std::string_view::npos ? a.size() : eq + 2) +
+        std::string msg = "option '" +
+                          a.substr(0, eq == std::string_view::npos ? a.size() : eq + 2) +
                           "' is ambiguous; possibilities:";
         for (const OptDef* c : candidates) msg += " '--" + std::string(c->name) + "'";
         return InvalidArgument(msg);
       }
       if (!def) return InvalidArgument("unrecognized option '" + a + "'");
       if (def->arg == Arg::kNone && value) {
-        return InvalidArgument("option '--" + std::string(def->name) + "' doesn't allow an argument");
+        return InvalidArgument("option '--" + std::string(def->name) +
+                               "' doesn't allow an argument");
       }
       if (def->arg == Arg::kRequired && !value) {
         if (i + 1 >= args.size()) {
@@ -513,7 +523,8 @@ Status ParseNodes(const std::string& value, pb::JobSpec& spec) {
   }
   auto min = ParseNodeCount(lo);
   std::optional<uint32_t> max = min;
-  if (dash != std::string_view::npos) max = hi.empty() ? std::optional<uint32_t>(0) : ParseNodeCount(hi);
+  if (dash != std::string_view::npos)
+    max = hi.empty() ? std::optional<uint32_t>(0) : ParseNodeCount(hi);
   if (!min || *min == 0 || !max || (*max != 0 && *max < *min)) {
     return SbatchError("Invalid node count specification: " + value);
   }
@@ -557,9 +568,9 @@ bool ValidArray(std::string_view s) {
 
 bool ValidMailType(std::string_view s) {
   static constexpr std::string_view kTypes[] = {
-      "NONE",       "BEGIN",         "END",           "FAIL",          "REQUEUE",
-      "ALL",        "INVALID_DEPEND", "STAGE_OUT",    "TIME_LIMIT",    "TIME_LIMIT_90",
-      "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS"};
+      "NONE",          "BEGIN",          "END",        "FAIL",       "REQUEUE",
+      "ALL",           "INVALID_DEPEND", "STAGE_OUT",  "TIME_LIMIT", "TIME_LIMIT_90",
+      "TIME_LIMIT_80", "TIME_LIMIT_50",  "ARRAY_TASKS"};
   if (s.empty()) return false;
   for (std::string_view item : Split(s, ',')) {
     bool ok = false;
@@ -610,7 +621,9 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
   pb::JobSpec& spec = st.req.spec;
   const std::string value = s.value.value_or("");
   switch (s.id) {
-    case kAccount: spec.set_account(value); break;
+    case kAccount:
+      spec.set_account(value);
+      break;
     case kArray:
       if (!ValidArray(value)) return SbatchError("Invalid --array specification: " + value);
       spec.set_array(value);
@@ -625,8 +638,12 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       if (value.empty()) return SbatchError("Invalid --chdir specification: empty directory");
       st.chdir = value;
       break;
-    case kComment: spec.set_comment(value); break;
-    case kConstraint: spec.set_constraint(value); break;
+    case kComment:
+      spec.set_comment(value);
+      break;
+    case kConstraint:
+      spec.set_constraint(value);
+      break;
     case kCpusPerTask: {
       auto v = PositiveCount(value, s.name);
       if (!v.ok()) return v.status();
@@ -639,9 +656,15 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       spec.set_deadline(*t);
       break;
     }
-    case kDependency: spec.set_dependency(value); break;
-    case kError: spec.set_std_err(OutputPattern(value)); break;
-    case kExclude: spec.set_exclude(value); break;
+    case kDependency:
+      spec.set_dependency(value);
+      break;
+    case kError:
+      spec.set_std_err(OutputPattern(value));
+      break;
+    case kExclude:
+      spec.set_exclude(value);
+      break;
     case kExclusive:
       if (s.value && !EqualsIgnoreCase(value, "user") && !EqualsIgnoreCase(value, "mcs") &&
           !EqualsIgnoreCase(value, "exclusive")) {
@@ -649,11 +672,14 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       }
       spec.set_exclusive(true);
       break;
-    case kExport: st.export_spec = value; break;
+    case kExport:
+      st.export_spec = value;
+      break;
     case kGetUserEnv:
     case kPropagate:
     case kNoKill:
-    case kSilentlyIgnored: break;
+    case kSilentlyIgnored:
+      break;
     case kGpus:
       if (value.empty()) return SbatchError("Invalid --gpus specification: empty");
       spec.set_gpus(value);
@@ -662,12 +688,19 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       if (value.empty()) return SbatchError("Invalid --gpus-per-node specification: empty");
       st.gpus_per_node = value;
       break;
-    case kGres: spec.set_gres(EqualsIgnoreCase(value, "none") ? std::string() : value); break;
+    case kGres:
+      spec.set_gres(EqualsIgnoreCase(value, "none") ? std::string() : value);
+      break;
     case kHelp:
     case kUsage:
-    case kVersion: break;  // only meaningful on the command line (handled by the parser)
-    case kHold: spec.set_hold(true); break;
-    case kInput: spec.set_std_in(OutputPattern(value)); break;
+    case kVersion:
+      break;  // only meaningful on the command line (handled by the parser)
+    case kHold:
+      spec.set_hold(true);
+      break;
+    case kInput:
+      spec.set_std_in(OutputPattern(value));
+      break;
     case kJobName:
       spec.set_name(value);
       st.name_given = true;
@@ -682,12 +715,16 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
                            " (expected yes or no)");
       }
       break;
-    case kLicenses: spec.set_licenses(value); break;
+    case kLicenses:
+      spec.set_licenses(value);
+      break;
     case kMailType:
       if (!ValidMailType(value)) return SbatchError("Invalid --mail-type argument: " + value);
       spec.set_mail_type(value);
       break;
-    case kMailUser: spec.set_mail_user(value); break;
+    case kMailUser:
+      spec.set_mail_user(value);
+      break;
     case kMem:
     case kMemPerCpu: {
       auto mb = ParseMemoryMB(Trim(value));
@@ -727,10 +764,17 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       spec.set_nice(static_cast<int32_t>(nice));
       break;
     }
-    case kNoRequeue: spec.set_requeue(0); break;
-    case kRequeue: spec.set_requeue(1); break;
-    case kNodelist: spec.set_nodelist(value); break;
-    case kNodes: return ParseNodes(value, spec);
+    case kNoRequeue:
+      spec.set_requeue(0);
+      break;
+    case kRequeue:
+      spec.set_requeue(1);
+      break;
+    case kNodelist:
+      spec.set_nodelist(value);
+      break;
+    case kNodes:
+      return ParseNodes(value, spec);
     case kNtasks: {
       auto v = PositiveCount(value, s.name);
       if (!v.ok()) return v.status();
@@ -753,15 +797,32 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
                            " (expected append or truncate)");
       }
       break;
-    case kOutput: spec.set_std_out(OutputPattern(value)); break;
-    case kOvercommit: spec.set_overcommit(true); break;
-    case kParsable: st.req.parsable = true; break;
-    case kPartition: spec.set_partition(value); break;
-    case kQos: spec.set_qos(value); break;
-    case kQuiet: st.req.quiet = true; break;
-    case kReservation: spec.set_reservation(value); break;
-    case kSignal: return ParseSignalSpec(value, spec);
-    case kTestOnly: st.req.test_only = true; break;
+    case kOutput:
+      spec.set_std_out(OutputPattern(value));
+      break;
+    case kOvercommit:
+      spec.set_overcommit(true);
+      break;
+    case kParsable:
+      st.req.parsable = true;
+      break;
+    case kPartition:
+      spec.set_partition(value);
+      break;
+    case kQos:
+      spec.set_qos(value);
+      break;
+    case kQuiet:
+      st.req.quiet = true;
+      break;
+    case kReservation:
+      spec.set_reservation(value);
+      break;
+    case kSignal:
+      return ParseSignalSpec(value, spec);
+    case kTestOnly:
+      st.req.test_only = true;
+      break;
     case kTime: {
       auto t = ParseTimeLimit(Trim(value));
       if (!t.ok()) return SbatchError("Invalid --time specification");
@@ -774,19 +835,27 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       if (!t.ok()) return SbatchError("Invalid --time-min specification");
       break;
     }
-    case kVerbose: ++st.req.verbose; break;
-    case kWait: st.req.wait = true; break;
-    case kWckey: spec.set_wckey(value); break;
+    case kVerbose:
+      ++st.req.verbose;
+      break;
+    case kWait:
+      st.req.wait = true;
+      break;
+    case kWckey:
+      spec.set_wckey(value);
+      break;
     case kWrap:
       if (source != Source::kCmdline) {
-        st.req.warnings.push_back("sbatch: warning: --wrap is only allowed on the command line; ignored");
+        st.req.warnings.push_back(
+            "sbatch: warning: --wrap is only allowed on the command line; ignored");
       }
       break;
     case kUnsupported:
       st.req.warnings.push_back("sbatch: warning: option --" + s.name +
                                 " is not supported by Shoal; ignored");
       break;
-    default: break;
+    default:
+      break;
   }
   return Status::Ok();
 }
@@ -806,7 +875,9 @@ Result<std::vector<SbatchSetting>> EnvSettings(const std::vector<std::string>& e
     std::string value = entry->substr(d.var.size() + 1);
     const OptDef* def = FindById(d.id);
     switch (d.kind) {
-      case EnvKind::kValue: out.push_back(MakeSetting(*def, value)); break;
+      case EnvKind::kValue:
+        out.push_back(MakeSetting(*def, value));
+        break;
       case EnvKind::kFlag:
         if (EnvFlagSet(value)) out.push_back(MakeSetting(*def, std::nullopt));
         break;
@@ -821,7 +892,8 @@ Result<std::vector<SbatchSetting>> EnvSettings(const std::vector<std::string>& e
           out.push_back(MakeSetting(*def, value));
         }
         break;
-      case EnvKind::kNoKill: break;  // accepted, nothing to do
+      case EnvKind::kNoKill:
+        break;  // accepted, nothing to do
     }
   }
   return out;
@@ -1029,8 +1101,7 @@ Result<std::vector<std::string>> ApplyExport(std::string_view export_spec,
 }
 
 Result<SbatchRequest> BuildSbatchRequest(const SbatchCommandLine& cmdline,
-                                         const std::string& script_text,
-                                         const SbatchContext& ctx) {
+                                         const std::string& script_text, const SbatchContext& ctx) {
   if (Status st = CheckBatchScript(script_text); !st.ok()) return st;
 
   BuildState st;
@@ -1079,6 +1150,7 @@ Result<SbatchRequest> BuildSbatchRequest(const SbatchCommandLine& cmdline,
   // Defaults and derived fields.
   spec.set_script(script_text);
   for (const auto& a : cmdline.script_args) spec.add_argv(a);
+  if (cmdline.script_path) spec.set_command(ResolvePath(ctx.cwd, *cmdline.script_path));
   if (!st.name_given) {
     if (cmdline.wrap) {
       spec.set_name("wrap");

@@ -69,8 +69,7 @@ struct SbatchRequest {
 // Builds the job from the command line, the script text (read from the file or stdin, or made by
 // WrapScript) and the context. `script_text` is checked with CheckBatchScript first.
 Result<SbatchRequest> BuildSbatchRequest(const SbatchCommandLine& cmdline,
-                                         const std::string& script_text,
-                                         const SbatchContext& ctx);
+                                         const std::string& script_text, const SbatchContext& ctx);
 
 // The script --wrap submits.
 std::string WrapScript(std::string_view command);
@@ -80,7 +79,8 @@ Status CheckBatchScript(std::string_view script);
 
 // The #SBATCH directives of a script, one word list per directive line (words split shell-like,
 // a word starting with an unquoted '#' ends the line). Scanning stops at the first line that is
-// neither blank nor a comment. `line_numbers`, when given, receives each directive's line (1-based).
+// neither blank nor a comment. `line_numbers`, when given, receives each directive's line
+// (1-based).
 Result<std::vector<std::vector<std::string>>> ExtractDirectives(
     std::string_view script, std::vector<int>* line_numbers = nullptr);
 

@@ -23,6 +23,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/scontrol_format.h"
+#include "common/errors.h"
 #include "common/hostlist.h"
 #include "common/states.h"
 #include "common/units.h"
@@ -238,8 +239,21 @@ int ShowNode(Session& s, const std::optional<std::string>& name) {
     }
     wanted = std::move(*expanded);
   }
-  auto resp = QueryNodes(s, wanted, "slurm_load_node error");
-  if (!resp) return 1;
+  pb::Request req;
+  auto* q = req.mutable_node_query();
+  for (const auto& n : wanted) q->add_names(n);
+  auto raw = Call(s, req, "slurm_load_node error", /*raw=*/true);
+  if (!raw) return 1;
+  if (raw->rc() != 0) {
+    // Slurm words an unknown name as "Node <name> not found".
+    if (name && raw->rc() == static_cast<int32_t>(ErrorCode::kInvalidNodeName)) {
+      Err("Node " + *name + " not found");
+    } else {
+      Err("slurm_load_node error: " + raw->error());
+    }
+    return 1;
+  }
+  const pb::NodeQueryResponse* resp = &raw->node_query();
   std::vector<pb::NodeRecord> nodes;
   std::set<std::string> want(wanted.begin(), wanted.end());
   for (const auto& n : resp->nodes()) {

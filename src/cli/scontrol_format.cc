@@ -523,8 +523,12 @@ std::string FormatJob(const pb::JobRecord& job, int64_t now, const ShowOptions& 
         " BatchFlag=1 Reboot=0 ExitCode=" + FormatExitCode(job.exit_status()));
   if (opts.details) l.Add("DerivedExitCode=" + FormatExitCode(job.derived_exit_status()));
 
-  l.Add("RunTime=" + FormatHms(JobRunSeconds(job, now)) +
-        " TimeLimit=" + FormatLimitMinutes(job.time_limit(), "Partition_Limit") + " TimeMin=N/A");
+  std::string time_min = "N/A";
+  if (spec.time_min() != 0 && spec.time_min() != kTimeNoVal) {
+    time_min = FormatLimitMinutes(spec.time_min(), "N/A");
+  }
+  l.Add("RunTime=" + FormatHms(JobRunSeconds(job, now)) + " TimeLimit=" +
+        FormatLimitMinutes(job.time_limit(), "Partition_Limit") + " TimeMin=" + time_min);
 
   l.Add("SubmitTime=" + TimeOr(job.submit_time(), "Unknown") +
         " EligibleTime=" + TimeOr(job.eligible_time(), "Unknown"));
@@ -583,9 +587,17 @@ std::string FormatJob(const pb::JobRecord& job, int64_t now, const ShowOptions& 
   l.Add("Features=" + OrNull(spec.constraint()) + " DelayBoot=00:00:00");
   if (!spec.cluster_features().empty()) l.Add("ClusterFeatures=" + spec.cluster_features());
   if (!spec.reservation().empty()) l.Add("Reservation=" + spec.reservation());
-  l.Add(std::string("OverSubscribe=") + (spec.exclusive() ? "NO" : "OK") +
-        " Contiguous=0 Licenses=" + OrNull(spec.licenses()) + " Network=(null)");
-  l.Add("Command=" + (spec.argv_size() ? Join(ToVector(spec.argv()), " ") : "(null)"));
+  std::string over = "OK";
+  if (spec.exclusive()) {
+    std::string mode = Upper(spec.exclusive_mode());
+    over = (mode == "USER" || mode == "MCS") ? mode : "NO";
+  }
+  l.Add("OverSubscribe=" + over + " Contiguous=0 Licenses=" + OrNull(spec.licenses()) +
+        " Network=(null)");
+  // Slurm shows the script path followed by its arguments; (null) for --wrap and stdin.
+  std::string command = spec.command();
+  for (const auto& a : spec.argv()) command += " " + a;
+  l.Add("Command=" + (spec.command().empty() ? std::string("(null)") : command));
   l.Add("WorkDir=" + OrNull(spec.work_dir()));
   if (!spec.comment().empty()) l.Add("Comment=" + spec.comment() + " ");
   l.Add("StdErr=" + ExpandStdPath(job, StdStream::kErr, user));

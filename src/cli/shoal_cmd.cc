@@ -352,16 +352,17 @@ std::optional<pid_t> RecordedPid(const ClusterPaths& paths, const std::string& p
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   auto pid = ParseNumber(text, 1, 1L << 30);
   if (!pid || !IsAlive(static_cast<pid_t>(*pid))) return std::nullopt;
-  if (ProcCmdline(static_cast<pid_t>(*pid)).find(paths.dir) == std::string::npos)
+  if (ProcCmdline(static_cast<pid_t>(*pid)).find(paths.dir + "/") == std::string::npos)
     return std::nullopt;
   return static_cast<pid_t>(*pid);
 }
 
-// Job supervisors of this cluster and every process of their jobs: the stepds named by
-// spool/<node>/job<ID>/stepd.pid or whose command line names D, their sessions and their
-// descendants.
+// Job supervisors of this cluster and every process of their jobs. A shoal-stepd leads its own
+// session, and the job runs inside it, so the session id finds the job's processes even after the
+// stepd itself died. A session counts only when one of its members names D on its command line
+// (the stepd's --spool, the job script under D/spool), so a recycled pid never matches.
 std::vector<pid_t> ClusterJobProcesses(const ClusterPaths& paths) {
-  std::set<pid_t> stepds;
+  std::set<pid_t> sessions;
   std::error_code ec;
   for (const auto& node : fs::directory_iterator(paths.spool, ec)) {
     std::error_code ec2;
@@ -369,29 +370,30 @@ std::vector<pid_t> ClusterJobProcesses(const ClusterPaths& paths) {
       std::string text = ReadSmallFile((job.path() / "stepd.pid").string());
       while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
         text.pop_back();
-      if (auto pid = ParseNumber(text, 1, 1L << 30)) {
-        if (IsAlive(static_cast<pid_t>(*pid)) &&
-            ProcComm(static_cast<pid_t>(*pid)) == "shoal-stepd")
-          stepds.insert(static_cast<pid_t>(*pid));
-      }
+      if (auto pid = ParseNumber(text, 1, 1L << 30)) sessions.insert(static_cast<pid_t>(*pid));
     }
   }
-  std::vector<pid_t> all = AllPids();
   std::map<pid_t, ProcStat> stats;
-  for (pid_t pid : all) {
+  for (pid_t pid : AllPids()) {
     if (auto st = ReadProcStat(pid); st && st->state != 'Z') stats[pid] = *st;
   }
   for (const auto& [pid, st] : stats) {
-    if (ProcComm(pid) == "shoal-stepd" && ProcCmdline(pid).find(paths.dir) != std::string::npos)
-      stepds.insert(pid);
+    if (ProcComm(pid) == "shoal-stepd" &&
+        ProcCmdline(pid).find(paths.dir + "/") != std::string::npos)
+      sessions.insert(pid);
   }
-  if (stepds.empty()) return {};
-  std::set<pid_t> targets(stepds.begin(), stepds.end());
-  // Members of a stepd's session, then descendants (to a fixed point).
+  std::set<pid_t> confirmed;
   for (const auto& [pid, st] : stats) {
-    if (stepds.count(st.sid) != 0) targets.insert(pid);
+    if (sessions.count(st.sid) != 0 && confirmed.count(st.sid) == 0 &&
+        ProcCmdline(pid).find(paths.dir + "/") != std::string::npos)
+      confirmed.insert(st.sid);
   }
-  for (bool grew = true; grew;) {
+  std::set<pid_t> targets;
+  for (const auto& [pid, st] : stats) {
+    if (confirmed.count(st.sid) != 0) targets.insert(pid);
+  }
+  // Descendants too (to a fixed point), in case a job started a session of its own.
+  for (bool grew = !targets.empty(); grew;) {
     grew = false;
     for (const auto& [pid, st] : stats) {
       if (targets.count(pid) == 0 && targets.count(st.ppid) != 0) {
@@ -435,27 +437,19 @@ bool StopCluster(const ClusterPaths& paths) {
 // slurm.conf generation
 // ---------------------------------------------------------------------------------------------
 
-// Splits "A=1 B="x y"" into pairs, honouring double quotes (kept in the value as written).
-Result<std::vector<std::pair<std::string, std::string>>> SplitPairs(std::string_view line) {
-  std::vector<std::pair<std::string, std::string>> pairs;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i >= line.size()) break;
-    size_t start = i;
-    bool quoted = false;
-    while (i < line.size() && (quoted || !std::isspace(static_cast<unsigned char>(line[i])))) {
-      if (line[i] == '"') quoted = !quoted;
-      ++i;
-    }
-    std::string token(line.substr(start, i - start));
-    size_t eq = token.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return InvalidArgument("--conf expects Key=Value pairs, got '" + token + "'");
-    pairs.emplace_back(token.substr(0, eq), token.substr(eq + 1));
-  }
-  if (pairs.empty()) return InvalidArgument("--conf expects Key=Value pairs, got nothing");
+// The Key=Value pairs of one --conf line (slurm.conf's own splitting; quotes removed).
+Result<std::vector<std::pair<std::string, std::string>>> SplitPairs(const std::string& line) {
+  auto pairs = SplitConfLine(line);
+  if (!pairs) return InvalidArgument("--conf '" + line + "': " + pairs.error());
+  if (pairs->empty()) return InvalidArgument("--conf expects Key=Value pairs, got nothing");
   return pairs;
+}
+
+// Key=Value as slurm.conf reads it back: a value with blanks goes in double quotes.
+std::string ConfPair(const std::string& key, const std::string& value) {
+  bool blank = std::any_of(value.begin(), value.end(),
+                           [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  return key + "=" + (blank ? "\"" + value + "\"" : value);
 }
 
 bool IsEntityKey(std::string_view key) {
@@ -496,9 +490,9 @@ Status ApplyOverride(std::vector<std::string>& lines, const std::string& overrid
       return first && !IsEntityKey(first->first) && EqualsIgnoreCase(first->first, key);
     });
     if (same != lines.end())
-      *same = key + "=" + value;
+      *same = ConfPair(key, value);
     else
-      lines.push_back(key + "=" + value);
+      lines.push_back(ConfPair(key, value));
   }
   return Status::Ok();
 }

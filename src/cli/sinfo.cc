@@ -154,10 +154,18 @@ int SinfoMain(int argc, char** argv) {
   while ((c = getopt_long(argc, args.data(), "abdehi:lM:n:No:O:p:rRsS:t:TvV", kLong, nullptr)) !=
          -1) {
     switch (c) {
-      case 'a': filter.all_partitions = true; break;
-      case 'd': filter.dead_only = true; break;
-      case 'e': o.exact = true; break;
-      case 'h': o.no_header = true; break;
+      case 'a':
+        filter.all_partitions = true;
+        break;
+      case 'd':
+        filter.dead_only = true;
+        break;
+      case 'e':
+        o.exact = true;
+        break;
+      case 'h':
+        o.no_header = true;
+        break;
       case 'i': {
         char* end = nullptr;
         long v = std::strtol(optarg, &end, 10);
@@ -167,10 +175,17 @@ int SinfoMain(int argc, char** argv) {
         iterate = static_cast<int>(v);
         break;
       }
-      case 'l': o.long_output = true; break;
-      case 'M': break;
-      case 'n': nodes = optarg; break;
-      case 'N': o.node_oriented = true; break;
+      case 'l':
+        o.long_output = true;
+        break;
+      case 'M':
+        break;
+      case 'n':
+        nodes = optarg;
+        break;
+      case 'N':
+        o.node_oriented = true;
+        break;
       case 'o':
         o.format = optarg;
         format_given = true;
@@ -180,23 +195,49 @@ int SinfoMain(int argc, char** argv) {
         o.format.clear();
         format_given = true;
         break;
-      case 'p': filter.partitions = fmt::SplitList(optarg); break;
-      case 'r': filter.responding_only = true; break;
-      case 'R': o.list_reasons = true; break;
-      case 's': o.summarize = true; break;
-      case 'S': o.sort = optarg; break;
-      case 't': states = optarg; break;
-      case 'T': reservations = true; break;
-      case 'v': verbose = true; break;
-      case 'V': Write(stdout, "shoal " SHOAL_VERSION_STRING "\n"); return 0;
-      case kOptHelp: Write(stdout, kHelp); return 0;
-      case kOptUsage: Write(stdout, kUsage); return 0;
-      case kOptJson: json = true; break;
-      case kOptYaml: return Fail("--yaml is not supported; use --json");
+      case 'p':
+        filter.partitions = fmt::SplitList(optarg);
+        break;
+      case 'r':
+        filter.responding_only = true;
+        break;
+      case 'R':
+        o.list_reasons = true;
+        break;
+      case 's':
+        o.summarize = true;
+        break;
+      case 'S':
+        o.sort = optarg;
+        break;
+      case 't':
+        states = optarg;
+        break;
+      case 'T':
+        reservations = true;
+        break;
+      case 'v':
+        verbose = true;
+        break;
+      case 'V':
+        Write(stdout, "shoal " SHOAL_VERSION_STRING "\n");
+        return 0;
+      case kOptHelp:
+        Write(stdout, kHelp);
+        return 0;
+      case kOptUsage:
+        Write(stdout, kUsage);
+        return 0;
+      case kOptJson:
+        json = true;
+        break;
+      case kOptYaml:
+        return Fail("--yaml is not supported; use --json");
       case kOptNoconvert:
       case kOptHide:
       case kOptLocal:
-      case kOptFederation: break;
+      case kOptFederation:
+        break;
       default:
         Write(stderr, "Try \"sinfo --help\" for more information\n");
         return 1;
@@ -269,8 +310,9 @@ int SinfoMain(int argc, char** argv) {
     if (reservations) {
       // Shoal has no reservations: only the header of Slurm's reservation layout.
       if (!o.no_header) {
-        out += "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  "
-               "NODELIST\n";
+        out +=
+            "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  "
+            "NODELIST\n";
       }
     } else {
       auto text = FormatSinfo(data, o, filter, now);

@@ -87,49 +87,92 @@ constexpr LongField kLongFields[] = {
 
 const char* LetterHeader(char c) {
   switch (c) {
-    case 'a': return "AVAIL";
-    case 'A': return "NODES(A/I)";
-    case 'b': return "ACTIVE_FEATURES";
-    case 'B': return "MAX_CPUS_PER_NODE";
-    case 'c': return "CPUS";
-    case 'C': return "CPUS(A/I/O/T)";
-    case 'd': return "TMP_DISK";
-    case 'D': return "NODES";
-    case 'e': return "FREE_MEM";
-    case 'E': return "REASON";
-    case 'f': return "AVAIL_FEATURES";
-    case 'F': return "NODES(A/I/O/T)";
-    case 'g': return "GROUPS";
-    case 'G': return "GRES";
-    case 'h': return "OVERSUBSCRIBE";
-    case 'H': return "TIMESTAMP";
-    case 'I': return "PRIO_JOB_FACTOR";
-    case 'l': return "TIMELIMIT";
-    case 'L': return "DEFAULTTIME";
-    case 'm': return "MEMORY";
-    case 'M': return "PREEMPT_MODE";
-    case 'n': return "HOSTNAMES";
-    case 'N': return "NODELIST";
-    case 'o': return "NODE_ADDR";
-    case 'O': return "CPU_LOAD";
-    case 'p': return "PRIO_TIER";
-    case 'P': return "PARTITION";
-    case 'r': return "ROOT";
-    case 'R': return "PARTITION";
-    case 's': return "JOB_SIZE";
-    case 'S': return "ALLOCNODES";
-    case 't': return "STATE";
-    case 'T': return "STATE";
-    case 'u': return "USER";
-    case 'U': return "USER";
-    case 'v': return "VERSION";
-    case 'V': return "CLUSTER";
-    case 'w': return "WEIGHT";
-    case 'X': return "SOCKETS";
-    case 'Y': return "CORES";
-    case 'Z': return "THREADS";
-    case 'z': return "S:C:T";
-    default: return nullptr;
+    case 'a':
+      return "AVAIL";
+    case 'A':
+      return "NODES(A/I)";
+    case 'b':
+      return "ACTIVE_FEATURES";
+    case 'B':
+      return "MAX_CPUS_PER_NODE";
+    case 'c':
+      return "CPUS";
+    case 'C':
+      return "CPUS(A/I/O/T)";
+    case 'd':
+      return "TMP_DISK";
+    case 'D':
+      return "NODES";
+    case 'e':
+      return "FREE_MEM";
+    case 'E':
+      return "REASON";
+    case 'f':
+      return "AVAIL_FEATURES";
+    case 'F':
+      return "NODES(A/I/O/T)";
+    case 'g':
+      return "GROUPS";
+    case 'G':
+      return "GRES";
+    case 'h':
+      return "OVERSUBSCRIBE";
+    case 'H':
+      return "TIMESTAMP";
+    case 'I':
+      return "PRIO_JOB_FACTOR";
+    case 'l':
+      return "TIMELIMIT";
+    case 'L':
+      return "DEFAULTTIME";
+    case 'm':
+      return "MEMORY";
+    case 'M':
+      return "PREEMPT_MODE";
+    case 'n':
+      return "HOSTNAMES";
+    case 'N':
+      return "NODELIST";
+    case 'o':
+      return "NODE_ADDR";
+    case 'O':
+      return "CPU_LOAD";
+    case 'p':
+      return "PRIO_TIER";
+    case 'P':
+      return "PARTITION";
+    case 'r':
+      return "ROOT";
+    case 'R':
+      return "PARTITION";
+    case 's':
+      return "JOB_SIZE";
+    case 'S':
+      return "ALLOCNODES";
+    case 't':
+      return "STATE";
+    case 'T':
+      return "STATE";
+    case 'u':
+      return "USER";
+    case 'U':
+      return "USER";
+    case 'v':
+      return "VERSION";
+    case 'V':
+      return "CLUSTER";
+    case 'w':
+      return "WEIGHT";
+    case 'X':
+      return "SOCKETS";
+    case 'Y':
+      return "CORES";
+    case 'Z':
+      return "THREADS";
+    case 'z':
+      return "S:C:T";
+    default:
+      return nullptr;
   }
 }
 
@@ -211,12 +254,24 @@ uint32_t StateRank(const pb::NodeRecord* n) {
   if (!n) return 0;
   uint32_t base = 0;
   switch (n->base_state()) {
-    case pb::NODE_DOWN: base = 1; break;
-    case pb::NODE_IDLE: base = 2; break;
-    case pb::NODE_ALLOCATED: base = 3; break;
-    case pb::NODE_MIXED: base = 5; break;
-    case pb::NODE_FUTURE: base = 6; break;
-    default: base = 0; break;
+    case pb::NODE_DOWN:
+      base = 1;
+      break;
+    case pb::NODE_IDLE:
+      base = 2;
+      break;
+    case pb::NODE_ALLOCATED:
+      base = 3;
+      break;
+    case pb::NODE_MIXED:
+      base = 5;
+      break;
+    case pb::NODE_FUTURE:
+      base = 6;
+      break;
+    default:
+      base = 0;
+      break;
   }
   if (n->drain()) base |= 0x200;
   if (!n->responding() && n->base_state() != pb::NODE_FUTURE) base |= 0x800;
@@ -229,8 +284,8 @@ void AddNode(Group& g, const pb::NodeRecord& n) {
   g.names.push_back(n.name());
   g.hostnames.push_back(n.hostname().empty() ? n.name() : n.hostname());
   g.addrs.push_back(n.addr().empty() ? n.name() : n.addr());
-  bool other = n.drain() || n.base_state() == pb::NODE_DOWN ||
-               n.base_state() == pb::NODE_FUTURE || n.base_state() == pb::NODE_UNKNOWN;
+  bool other = n.drain() || n.base_state() == pb::NODE_DOWN || n.base_state() == pb::NODE_FUTURE ||
+               n.base_state() == pb::NODE_UNKNOWN;
   bool alloc = n.base_state() == pb::NODE_ALLOCATED || n.base_state() == pb::NODE_MIXED;
   if (other) {
     ++g.n_other;
@@ -316,12 +371,18 @@ std::string NodeValue(const pb::PartitionRecord* p, const pb::NodeRecord* n, int
     case 'P':
       if (!p) return "n/a";
       return p->is_default() ? p->name() + "*" : p->name();
-    case 'R': return p ? p->name() : std::string("n/a");
-    case 'a': return p ? Avail(*p) : std::string("n/a");
-    case 'l': return p ? PartTime(p->max_time()) : std::string("n/a");
-    case 'L': return p ? PartTime(p->default_time()) : std::string("n/a");
-    case 's': return p ? JobSize(*p) : std::string("n/a");
-    case 'r': return p && p->root_only() ? "yes" : "no";
+    case 'R':
+      return p ? p->name() : std::string("n/a");
+    case 'a':
+      return p ? Avail(*p) : std::string("n/a");
+    case 'l':
+      return p ? PartTime(p->max_time()) : std::string("n/a");
+    case 'L':
+      return p ? PartTime(p->default_time()) : std::string("n/a");
+    case 's':
+      return p ? JobSize(*p) : std::string("n/a");
+    case 'r':
+      return p && p->root_only() ? "yes" : "no";
     case 'h': {
       if (!p || p->over_subscribe().empty()) return "NO";
       return fmt::Upper(p->over_subscribe());
@@ -330,66 +391,103 @@ std::string NodeValue(const pb::PartitionRecord* p, const pb::NodeRecord* n, int
       if (!p || p->allow_groups().empty() || fmt::Upper(p->allow_groups()) == "ALL") return "all";
       return p->allow_groups();
     }
-    case 'p': return std::to_string(p ? p->priority_tier() : 0);
-    case 'I': return std::to_string(p ? p->priority_job_factor() : 0);
-    case 'S': return "all";
-    case 'B': return "UNLIMITED";
-    case 'M': return "OFF";
-    case 'V': return "N/A";
-    case 'N': return n ? n->name() : std::string();
-    default: break;
+    case 'p':
+      return std::to_string(p ? p->priority_tier() : 0);
+    case 'I':
+      return std::to_string(p ? p->priority_job_factor() : 0);
+    case 'S':
+      return "all";
+    case 'B':
+      return "UNLIMITED";
+    case 'M':
+      return "OFF";
+    case 'V':
+      return "N/A";
+    case 'N':
+      return n ? n->name() : std::string();
+    default:
+      break;
   }
   if (!n) {
     switch (id) {
       case 't':
-      case 'T': return "n/a";
-      case 'E': return "none";
+      case 'T':
+        return "n/a";
+      case 'E':
+        return "none";
       case 'f':
       case 'b':
-      case 'G': return "(null)";
+      case 'G':
+        return "(null)";
       case 'H':
       case 'u':
-      case 'U': return "Unknown";
-      case 'v': return "N/A";
-      case 'z': return "0:0:0";
-      default: return "0";
+      case 'U':
+        return "Unknown";
+      case 'v':
+        return "N/A";
+      case 'z':
+        return "0:0:0";
+      default:
+        return "0";
     }
   }
   switch (id) {
-    case 't': return NodeStateCompact(*n);
-    case 'T': return NodeStateLongLower(*n);
+    case 't':
+      return NodeStateCompact(*n);
+    case 'T':
+      return NodeStateLongLower(*n);
     case kStateComplete: {
       std::string s = fmt::Lower(NodeStateLong(*n));
       return s;
     }
-    case 'E': return n->reason().empty() ? std::string("none") : n->reason();
-    case 'H': return n->reason_time() > 0 ? FormatTimestamp(n->reason_time()) : "Unknown";
-    case 'u': return n->reason().empty() ? std::string("Unknown") : UserName(o, n->reason_uid());
+    case 'E':
+      return n->reason().empty() ? std::string("none") : n->reason();
+    case 'H':
+      return n->reason_time() > 0 ? FormatTimestamp(n->reason_time()) : "Unknown";
+    case 'u':
+      return n->reason().empty() ? std::string("Unknown") : UserName(o, n->reason_uid());
     case 'U':
       if (n->reason().empty()) return "Unknown";
       return UserName(o, n->reason_uid()) + "(" + std::to_string(n->reason_uid()) + ")";
     case 'f':
-    case 'b': return n->features_size() ? Join(n->features()) : std::string("(null)");
-    case 'G': return n->gres().empty() ? std::string("(null)") : n->gres();
-    case 'v': return n->version().empty() ? std::string("N/A") : n->version();
-    case 'w': return std::to_string(n->weight());
-    case 'c': return std::to_string(n->cpus());
-    case 'm': return std::to_string(n->real_memory_mb());
-    case 'd': return std::to_string(n->tmp_disk_mb());
-    case 'O': return Load(n->cpu_load());
-    case 'e': return std::to_string(n->free_memory_mb());
-    case 'X': return std::to_string(n->sockets());
-    case 'Y': return std::to_string(n->cores_per_socket());
-    case 'Z': return std::to_string(n->threads_per_core());
+    case 'b':
+      return n->features_size() ? Join(n->features()) : std::string("(null)");
+    case 'G':
+      return n->gres().empty() ? std::string("(null)") : n->gres();
+    case 'v':
+      return n->version().empty() ? std::string("N/A") : n->version();
+    case 'w':
+      return std::to_string(n->weight());
+    case 'c':
+      return std::to_string(n->cpus());
+    case 'm':
+      return std::to_string(n->real_memory_mb());
+    case 'd':
+      return std::to_string(n->tmp_disk_mb());
+    case 'O':
+      return Load(n->cpu_load());
+    case 'e':
+      return n->free_memory_mb() ? std::to_string(n->free_memory_mb()) : "N/A";
+    case 'X':
+      return std::to_string(n->sockets());
+    case 'Y':
+      return std::to_string(n->cores_per_socket());
+    case 'Z':
+      return std::to_string(n->threads_per_core());
     case 'z':
       return std::to_string(n->sockets()) + ":" + std::to_string(n->cores_per_socket()) + ":" +
              std::to_string(n->threads_per_core());
-    case kPort: return std::to_string(n->port());
+    case kPort:
+      return std::to_string(n->port());
     case kComment:
-    case kExtra: return "(null)";
-    case kGresUsed: return n->gres().empty() ? std::string("(null)") : "gres:(null)";
-    case 'D': return "1";
-    default: return "";
+    case kExtra:
+      return "(null)";
+    case kGresUsed:
+      return n->gres().empty() ? std::string("(null)") : "gres:(null)";
+    case 'D':
+      return "1";
+    default:
+      return "";
   }
 }
 
@@ -398,37 +496,55 @@ std::string GroupValue(const Group& g, int id, const SinfoFormatOptions& o, bool
   if (!IsAggregate(id, exact, node_mode) || !g.first) {
     if (!g.first) {
       switch (id) {
-        case 'D': return "0";
-        case 'F': return "0/0/0/0";
-        case 'A': return "0/0";
-        case 'C': return "0/0/0/0";
+        case 'D':
+          return "0";
+        case 'F':
+          return "0/0/0/0";
+        case 'A':
+          return "0/0";
+        case 'C':
+          return "0/0/0/0";
         case 'N':
         case 'n':
-        case 'o': return "";
-        default: break;
+        case 'o':
+          return "";
+        default:
+          break;
       }
     }
     return NodeValue(g.part, g.first, id, o);
   }
   switch (id) {
-    case 'D': return std::to_string(g.names.size());
-    case 'N': return CompressHostlist(g.names);
-    case 'n': return CompressHostlist(g.hostnames);
-    case 'o': return CompressHostlist(g.addrs);
+    case 'D':
+      return std::to_string(g.names.size());
+    case 'N':
+      return CompressHostlist(g.names);
+    case 'n':
+      return CompressHostlist(g.hostnames);
+    case 'o':
+      return CompressHostlist(g.addrs);
     case 'F':
       return std::to_string(g.n_alloc) + "/" + std::to_string(g.n_idle) + "/" +
              std::to_string(g.n_other) + "/" + std::to_string(g.names.size());
-    case 'A': return std::to_string(g.n_alloc) + "/" + std::to_string(g.n_idle);
+    case 'A':
+      return std::to_string(g.n_alloc) + "/" + std::to_string(g.n_idle);
     case 'C':
       return std::to_string(g.c_alloc) + "/" + std::to_string(g.c_idle) + "/" +
              std::to_string(g.c_other) + "/" + std::to_string(g.c_alloc + g.c_idle + g.c_other);
-    case kAllocMem: return std::to_string(g.alloc_mem);
-    case 'c': return Plus(g.cpus.min, g.cpus.max);
-    case 'm': return Plus(g.mem.min, g.mem.max);
-    case 'd': return Plus(g.disk.min, g.disk.max);
-    case 'X': return Plus(g.sockets.min, g.sockets.max);
-    case 'Y': return Plus(g.cores.min, g.cores.max);
-    case 'Z': return Plus(g.threads.min, g.threads.max);
+    case kAllocMem:
+      return std::to_string(g.alloc_mem);
+    case 'c':
+      return Plus(g.cpus.min, g.cpus.max);
+    case 'm':
+      return Plus(g.mem.min, g.mem.max);
+    case 'd':
+      return Plus(g.disk.min, g.disk.max);
+    case 'X':
+      return Plus(g.sockets.min, g.sockets.max);
+    case 'Y':
+      return Plus(g.cores.min, g.cores.max);
+    case 'Z':
+      return Plus(g.threads.min, g.threads.max);
     case 'z':
       return Plus(g.sockets.min, g.sockets.max) + ":" + Plus(g.cores.min, g.cores.max) + ":" +
              Plus(g.threads.min, g.threads.max);
@@ -438,11 +554,14 @@ std::string GroupValue(const Group& g, int id, const SinfoFormatOptions& o, bool
       return s;
     }
     case 'e': {
+      // 0 = not reported by the node.
+      if (g.free_mem.max == 0) return "N/A";
       std::string s = std::to_string(g.free_mem.min);
       if (g.free_mem.max != g.free_mem.min) s += "-" + std::to_string(g.free_mem.max);
       return s;
     }
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -519,14 +638,41 @@ int Cmp(const T& a, const T& b) {
 }  // namespace
 
 Result<SinfoStateFilter> ParseSinfoStates(std::string_view text) {
-  static const char* const kKnown[] = {
-      "alloc",      "allocated",     "cloud",         "comp",          "completing",
-      "down",       "drain",         "drained",       "draining",      "drng",
-      "fail",       "failing",       "futr",          "future",        "idle",
-      "maint",      "mix",           "mixed",         "no_respond",    "npc",
-      "perfctrs",   "planned",       "power_down",    "powering_down", "powered_down",
-      "powering_up", "reboot",       "reboot_issued", "reboot_requested", "resv",
-      "reserved",   "unk",           "unknown",       "inval",         "invalid"};
+  static const char* const kKnown[] = {"alloc",
+                                       "allocated",
+                                       "cloud",
+                                       "comp",
+                                       "completing",
+                                       "down",
+                                       "drain",
+                                       "drained",
+                                       "draining",
+                                       "drng",
+                                       "fail",
+                                       "failing",
+                                       "futr",
+                                       "future",
+                                       "idle",
+                                       "maint",
+                                       "mix",
+                                       "mixed",
+                                       "no_respond",
+                                       "npc",
+                                       "perfctrs",
+                                       "planned",
+                                       "power_down",
+                                       "powering_down",
+                                       "powered_down",
+                                       "powering_up",
+                                       "reboot",
+                                       "reboot_issued",
+                                       "reboot_requested",
+                                       "resv",
+                                       "reserved",
+                                       "unk",
+                                       "unknown",
+                                       "inval",
+                                       "invalid"};
   SinfoStateFilter f;
   for (const std::string& any : fmt::SplitList(text, ',')) {
     std::vector<std::string> all;
@@ -578,9 +724,8 @@ bool SinfoNodeMatches(const pb::NodeRecord& n, const SinfoFilter& f) {
   return true;
 }
 
-Result<std::string> FormatSinfo(const pb::NodeQueryResponse& data,
-                                const SinfoFormatOptions& o, const SinfoFilter& filter,
-                                int64_t now) {
+Result<std::string> FormatSinfo(const pb::NodeQueryResponse& data, const SinfoFormatOptions& o,
+                                const SinfoFilter& filter, int64_t now) {
   Result<std::vector<Column>> cols_or = BuildColumns(o);
   if (!cols_or.ok()) return cols_or.status();
   std::vector<Column>& cols = *cols_or;
@@ -656,7 +801,8 @@ Result<std::string> FormatSinfo(const pb::NodeQueryResponse& data,
         if (k.config_order) return Cmp(a.part_index, b.part_index);
         return Cmp(a.part ? a.part->name() : std::string(), b.part ? b.part->name() : "");
       case 't':
-      case 'T': return Cmp(StateRank(a.first), StateRank(b.first));
+      case 'T':
+        return Cmp(StateRank(a.first), StateRank(b.first));
       case 'N': {
         std::string_view x = a.names.empty() ? "" : std::string_view(a.names[0]);
         std::string_view y = b.names.empty() ? "" : std::string_view(b.names[0]);
@@ -664,10 +810,14 @@ Result<std::string> FormatSinfo(const pb::NodeQueryResponse& data,
         if (fmt::NaturalLess(y, x)) return 1;
         return 0;
       }
-      case 'D': return Cmp(a.names.size(), b.names.size());
-      case 'c': return Cmp(a.cpus.min, b.cpus.min);
-      case 'm': return Cmp(a.mem.min, b.mem.min);
-      case 'd': return Cmp(a.disk.min, b.disk.min);
+      case 'D':
+        return Cmp(a.names.size(), b.names.size());
+      case 'c':
+        return Cmp(a.cpus.min, b.cpus.min);
+      case 'm':
+        return Cmp(a.mem.min, b.mem.min);
+      case 'd':
+        return Cmp(a.disk.min, b.disk.min);
       case 'l':
         return Cmp(a.part ? a.part->max_time() : 0u, b.part ? b.part->max_time() : 0u);
       default:
@@ -845,10 +995,11 @@ std::string FormatSinfoJson(const pb::NodeQueryResponse& data, const SinfoFilter
   }
   out += "],\"last_update\":{\"set\":true,\"infinite\":false,\"number\":";
   out += std::to_string(now);
-  out += "},\"meta\":{\"plugin\":{\"type\":\"\",\"name\":\"\",\"data_parser\":\"data_parser/"
-         "v0.0.44\",\"accounting_storage\":\"\"},\"command\":[\"sinfo\"],\"slurm\":{"
-         "\"version\":{\"major\":\"22\",\"micro\":\"8\",\"minor\":\"05\"},\"release\":"
-         "\"22.05.8\",";
+  out +=
+      "},\"meta\":{\"plugin\":{\"type\":\"\",\"name\":\"\",\"data_parser\":\"data_parser/"
+      "v0.0.44\",\"accounting_storage\":\"\"},\"command\":[\"sinfo\"],\"slurm\":{"
+      "\"version\":{\"major\":\"22\",\"micro\":\"8\",\"minor\":\"05\"},\"release\":"
+      "\"22.05.8\",";
   str(out, "cluster", cluster_name);
   out += "}},\"errors\":[],\"warnings\":[]}\n";
   return out;

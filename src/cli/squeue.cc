@@ -232,9 +232,14 @@ int SqueueMain(int argc, char** argv) {
   while ((c = getopt_long(argc, args.data(), "A:ahi:j::lL:M:n:o:O:p:Pq:R:rs::S:t:u:vVw:", kLong,
                           nullptr)) != -1) {
     switch (c) {
-      case 'A': a.filter.accounts = fmt::SplitList(optarg); break;
-      case 'a': break;
-      case 'h': a.fmt.no_header = true; break;
+      case 'A':
+        a.filter.accounts = fmt::SplitList(optarg);
+        break;
+      case 'a':
+        break;
+      case 'h':
+        a.fmt.no_header = true;
+        break;
       case 'i': {
         char* end = nullptr;
         long v = std::strtol(optarg, &end, 10);
@@ -258,9 +263,13 @@ int SqueueMain(int argc, char** argv) {
         a.fmt.long_output = true;
         long_given = true;
         break;
-      case 'L': break;  // licenses: Shoal jobs request none that could match
-      case 'M': break;  // single cluster
-      case 'n': a.filter.names = fmt::SplitList(optarg); break;
+      case 'L':
+        break;  // licenses: Shoal jobs request none that could match
+      case 'M':
+        break;  // single cluster
+      case 'n':
+        a.filter.names = fmt::SplitList(optarg);
+        break;
       case 'o':
         a.fmt.format = optarg;
         format_given = true;
@@ -270,30 +279,66 @@ int SqueueMain(int argc, char** argv) {
         a.fmt.format.clear();
         format_given = true;
         break;
-      case 'p': a.filter.partitions = fmt::SplitList(optarg); break;
-      case 'P': break;
-      case 'q': a.filter.qos = fmt::SplitList(optarg); break;
-      case 'R': break;
-      case 'r': a.fmt.array_one_per_line = true; break;
-      case 's': a.steps = true; break;
-      case 'S': a.fmt.sort = optarg; break;
-      case 't': a.states = optarg; break;
-      case 'u': a.users = optarg; break;
-      case 'v': a.verbose = true; break;
-      case 'V': Write(stdout, "shoal " SHOAL_VERSION_STRING "\n"); return 0;
-      case 'w': a.nodelist = optarg; break;
-      case kOptHelp: Write(stdout, kHelp); return 0;
-      case kOptUsage: Write(stdout, kUsage); return 0;
-      case kOptJson: a.json = true; break;
-      case kOptYaml: return Fail("--yaml is not supported; use --json");
-      case kOptMe: a.me = true; break;
-      case kOptNoconvert: a.fmt.noconvert = true; break;
-      case kOptStart: a.start = true; break;
+      case 'p':
+        a.filter.partitions = fmt::SplitList(optarg);
+        break;
+      case 'P':
+        break;
+      case 'q':
+        a.filter.qos = fmt::SplitList(optarg);
+        break;
+      case 'R':
+        break;
+      case 'r':
+        a.fmt.array_one_per_line = true;
+        break;
+      case 's':
+        a.steps = true;
+        break;
+      case 'S':
+        a.fmt.sort = optarg;
+        break;
+      case 't':
+        a.states = optarg;
+        break;
+      case 'u':
+        a.users = optarg;
+        break;
+      case 'v':
+        a.verbose = true;
+        break;
+      case 'V':
+        Write(stdout, "shoal " SHOAL_VERSION_STRING "\n");
+        return 0;
+      case 'w':
+        a.nodelist = optarg;
+        break;
+      case kOptHelp:
+        Write(stdout, kHelp);
+        return 0;
+      case kOptUsage:
+        Write(stdout, kUsage);
+        return 0;
+      case kOptJson:
+        a.json = true;
+        break;
+      case kOptYaml:
+        return Fail("--yaml is not supported; use --json");
+      case kOptMe:
+        a.me = true;
+        break;
+      case kOptNoconvert:
+        a.fmt.noconvert = true;
+        break;
+      case kOptStart:
+        a.start = true;
+        break;
       case kOptHide:
       case kOptLocal:
       case kOptFederation:
       case kOptSibling:
-      case kOptArrayUnique: break;
+      case kOptArrayUnique:
+        break;
       default:
         Write(stderr, "Try \"squeue --help\" for more information\n");
         return 1;

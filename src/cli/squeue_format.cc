@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
@@ -142,59 +143,112 @@ constexpr LongField kLongFields[] = {
 
 const char* LetterHeader(char c) {
   switch (c) {
-    case 'a': return "ACCOUNT";
-    case 'A': return "JOBID";
-    case 'b': return "TRES_PER_NODE";
-    case 'B': return "EXEC_HOST";
-    case 'c': return "MIN_CPUS";
-    case 'C': return "CPUS";
-    case 'd': return "MIN_TMP_DISK";
-    case 'D': return "NODES";
-    case 'e': return "END_TIME";
-    case 'E': return "DEPENDENCY";
-    case 'f': return "FEATURES";
-    case 'F': return "ARRAY_JOB_ID";
-    case 'g': return "GROUP";
-    case 'G': return "GROUP";
-    case 'h': return "OVER_SUBSCRIBE";
-    case 'H': return "SOCKETS_PER_NODE";
-    case 'i': return "JOBID";
-    case 'I': return "CORES_PER_SOCKET";
-    case 'j': return "NAME";
-    case 'J': return "THREADS_PER_CORE";
-    case 'k': return "COMMENT";
-    case 'K': return "ARRAY_TASK_ID";
-    case 'l': return "TIME_LIMIT";
-    case 'L': return "TIME_LEFT";
-    case 'm': return "MIN_MEMORY";
-    case 'M': return "TIME";
-    case 'n': return "REQ_NODES";
-    case 'N': return "NODELIST";
-    case 'o': return "COMMAND";
-    case 'O': return "CONTIGUOUS";
-    case 'p': return "PRIORITY";
-    case 'P': return "PARTITION";
-    case 'q': return "QOS";
-    case 'Q': return "PRIORITY";
-    case 'r': return "REASON";
-    case 'R': return "NODELIST(REASON)";
-    case 's': return "SELECT_JOBINFO";
-    case 'S': return "START_TIME";
-    case 't': return "ST";
-    case 'T': return "STATE";
-    case 'u': return "USER";
-    case 'U': return "UID";
-    case 'v': return "RESERVATION";
-    case 'V': return "SUBMIT_TIME";
-    case 'w': return "WCKEY";
-    case 'W': return "LICENSES";
-    case 'x': return "EXC_NODES";
-    case 'X': return "CORE_SPEC";
-    case 'y': return "NICE";
-    case 'Y': return "SCHEDNODES";
-    case 'z': return "S:C:T";
-    case 'Z': return "WORK_DIR";
-    default: return nullptr;
+    case 'a':
+      return "ACCOUNT";
+    case 'A':
+      return "JOBID";
+    case 'b':
+      return "TRES_PER_NODE";
+    case 'B':
+      return "EXEC_HOST";
+    case 'c':
+      return "MIN_CPUS";
+    case 'C':
+      return "CPUS";
+    case 'd':
+      return "MIN_TMP_DISK";
+    case 'D':
+      return "NODES";
+    case 'e':
+      return "END_TIME";
+    case 'E':
+      return "DEPENDENCY";
+    case 'f':
+      return "FEATURES";
+    case 'F':
+      return "ARRAY_JOB_ID";
+    case 'g':
+      return "GROUP";
+    case 'G':
+      return "GROUP";
+    case 'h':
+      return "OVER_SUBSCRIBE";
+    case 'H':
+      return "SOCKETS_PER_NODE";
+    case 'i':
+      return "JOBID";
+    case 'I':
+      return "CORES_PER_SOCKET";
+    case 'j':
+      return "NAME";
+    case 'J':
+      return "THREADS_PER_CORE";
+    case 'k':
+      return "COMMENT";
+    case 'K':
+      return "ARRAY_TASK_ID";
+    case 'l':
+      return "TIME_LIMIT";
+    case 'L':
+      return "TIME_LEFT";
+    case 'm':
+      return "MIN_MEMORY";
+    case 'M':
+      return "TIME";
+    case 'n':
+      return "REQ_NODES";
+    case 'N':
+      return "NODELIST";
+    case 'o':
+      return "COMMAND";
+    case 'O':
+      return "CONTIGUOUS";
+    case 'p':
+      return "PRIORITY";
+    case 'P':
+      return "PARTITION";
+    case 'q':
+      return "QOS";
+    case 'Q':
+      return "PRIORITY";
+    case 'r':
+      return "REASON";
+    case 'R':
+      return "NODELIST(REASON)";
+    case 's':
+      return "SELECT_JOBINFO";
+    case 'S':
+      return "START_TIME";
+    case 't':
+      return "ST";
+    case 'T':
+      return "STATE";
+    case 'u':
+      return "USER";
+    case 'U':
+      return "UID";
+    case 'v':
+      return "RESERVATION";
+    case 'V':
+      return "SUBMIT_TIME";
+    case 'w':
+      return "WCKEY";
+    case 'W':
+      return "LICENSES";
+    case 'x':
+      return "EXC_NODES";
+    case 'X':
+      return "CORE_SPEC";
+    case 'y':
+      return "NICE";
+    case 'Y':
+      return "SCHEDNODES";
+    case 'z':
+      return "S:C:T";
+    case 'Z':
+      return "WORK_DIR";
+    default:
+      return nullptr;
   }
 }
 
@@ -236,7 +290,7 @@ std::string UserOf(const pb::JobRecord& j, const Ctx& c) {
   return IdName(c.opts->user_name, j.spec().uid());
 }
 
-std::string PartitionOf(const pb::JobRecord& j) {
+const std::string& PartitionOf(const pb::JobRecord& j) {
   return j.partition().empty() ? j.spec().partition() : j.partition();
 }
 
@@ -338,102 +392,281 @@ std::string Value(const Row& r, int id, const Ctx& c) {
   const pb::JobRecord& j = *r.job;
   const pb::JobSpec& s = j.spec();
   switch (id) {
-    case 'a': return OrNull(s.account());
-    case 'A': return std::to_string(j.job_id());
-    case 'b': return s.gres().empty() ? std::string("N/A") : "gres:" + s.gres();
-    case 'B': return j.batch_host().empty() ? std::string("n/a") : j.batch_host();
-    case 'c': return std::to_string(MinCpus(j));
-    case 'C': return std::to_string(CpuCount(j));
-    case 'd': return "0";
-    case 'D': return std::to_string(NodeCount(j));
-    case 'e': return Timestamp(EndTime(j), "N/A");
-    case 'E': return OrNull(s.dependency());
-    case 'f': return OrNull(s.constraint());
-    case 'F': return std::to_string(IsArrayTask(j) ? j.array_job_id() : j.job_id());
-    case 'g': return IdName(c.opts->group_name, s.gid());
-    case 'G': return std::to_string(s.gid());
-    case 'h': return s.exclusive() ? "NO" : "OK";
+    case 'a':
+      return OrNull(s.account());
+    case 'A':
+      return std::to_string(j.job_id());
+    case 'b':
+      return s.gres().empty() ? std::string("N/A") : "gres:" + s.gres();
+    case 'B':
+      return j.batch_host().empty() ? std::string("n/a") : j.batch_host();
+    case 'c':
+      return std::to_string(MinCpus(j));
+    case 'C':
+      return std::to_string(CpuCount(j));
+    case 'd':
+      return "0";
+    case 'D':
+      return std::to_string(NodeCount(j));
+    case 'e':
+      return Timestamp(EndTime(j), "N/A");
+    case 'E':
+      return OrNull(s.dependency());
+    case 'f':
+      return OrNull(s.constraint());
+    case 'F':
+      return std::to_string(IsArrayTask(j) ? j.array_job_id() : j.job_id());
+    case 'g':
+      return IdName(c.opts->group_name, s.gid());
+    case 'G':
+      return std::to_string(s.gid());
+    case 'h': {
+      if (!s.exclusive()) return "OK";
+      std::string mode = fmt::Upper(s.exclusive_mode());
+      return mode == "USER" || mode == "MCS" ? mode : std::string("NO");
+    }
     case 'H':
     case 'I':
-    case 'J': return "*";
-    case 'i': return JobIdText(r);
-    case 'j': return s.name();
-    case 'k': return OrNull(s.comment());
+    case 'J':
+      return "*";
+    case 'i':
+      return JobIdText(r);
+    case 'j':
+      return s.name();
+    case 'k':
+      return OrNull(s.comment());
     case 'K':
       if (!r.task_range.empty()) return r.task_range + Throttle(j);
       return IsArrayTask(j) ? std::to_string(j.array_task_id()) : std::string("N/A");
-    case 'l': return LimitText(j.time_limit());
+    case 'l':
+      return LimitText(j.time_limit());
     case 'L':
       if (j.time_limit() == kTimeInfinite || j.time_limit() == kTimeNoVal) {
         return LimitText(j.time_limit());
       }
       return FormatElapsed(TimeLeft(j, c.now));
-    case 'm': return Memory(MinMemoryMb(j), c.opts->noconvert);
-    case 'M': return FormatElapsed(JobRunSeconds(j, c.now));
-    case 'n': return s.nodelist();
-    case 'N': return NodeList(j);
-    case 'o': return "(null)";
-    case 'O': return "0";
+    case 'm':
+      return Memory(MinMemoryMb(j), c.opts->noconvert);
+    case 'M':
+      return FormatElapsed(JobRunSeconds(j, c.now));
+    case 'n':
+      return s.nodelist();
+    case 'N':
+      return NodeList(j);
+    case 'o':
+      return OrNull(s.command());
+    case 'O':
+      return "0";
     case 'p': {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.8f", j.priority() / 4294967295.0);
       return buf;
     }
-    case 'P': return PartitionOf(j);
-    case 'q': return OrNull(s.qos());
-    case 'Q': return std::to_string(j.priority());
-    case 'r': return ReasonText(j);
-    case 'R': return ReasonList(j);
-    case 's': return "(null)";
-    case 'S': return Timestamp(j.start_time(), "N/A");
-    case 't': return SqueueStateShort(j);
-    case 'T': return SqueueStateLong(j);
-    case 'u': return UserOf(j, c);
-    case 'U': return std::to_string(s.uid());
-    case 'v': return OrNull(s.reservation());
-    case 'V': return Timestamp(j.submit_time(), "Unknown");
-    case 'w': return OrNull(s.wckey());
-    case 'W': return OrNull(s.licenses());
-    case 'x': return s.exclude();
-    case 'X': return "N/A";
-    case 'y': return std::to_string(s.nice());
-    case 'Y': return "(null)";
-    case 'z': return "*:*:*";
-    case 'Z': return s.work_dir();
-    case kAccrueTime: return Timestamp(j.accrue_time(), "N/A");
-    case kAdminComment: return "(null)";
-    case kAllocNodes: return OrNull(s.submit_host());
-    case kAllocSid: return "0";
-    case kAssocId: return "0";
-    case kBatchFlag: return "1";
-    case kClusterFeature: return OrNull(s.cluster_features());
-    case kCpusPerTask: return std::to_string(s.cpus_per_task() ? s.cpus_per_task() : 1);
-    case kDeadline: return Timestamp(s.deadline(), "N/A");
-    case kDerivedEc: return ExitCodeText(j.derived_exit_status());
-    case kEligibleTime: return Timestamp(j.eligible_time(), "N/A");
-    case kExitCode: return ExitCodeText(j.exit_status());
-    case kLastSchedEval: return Timestamp(j.last_sched_eval(), "Unknown");
-    case kMaxCpus: return "0";
-    case kMaxNodes: return std::to_string(s.max_nodes());
-    case kMcsLabel: return "N/A";
-    case kNetwork: return "";
-    case kNumTasks: return std::to_string(j.num_tasks() ? j.num_tasks() : 1);
+    case 'P':
+      return PartitionOf(j);
+    case 'q':
+      return OrNull(s.qos());
+    case 'Q':
+      return std::to_string(j.priority());
+    case 'r':
+      return ReasonText(j);
+    case 'R':
+      return ReasonList(j);
+    case 's':
+      return "(null)";
+    case 'S':
+      return Timestamp(j.start_time(), "N/A");
+    case 't':
+      return SqueueStateShort(j);
+    case 'T':
+      return SqueueStateLong(j);
+    case 'u':
+      return UserOf(j, c);
+    case 'U':
+      return std::to_string(s.uid());
+    case 'v':
+      return OrNull(s.reservation());
+    case 'V':
+      return Timestamp(j.submit_time(), "Unknown");
+    case 'w':
+      return OrNull(s.wckey());
+    case 'W':
+      return OrNull(s.licenses());
+    case 'x':
+      return s.exclude();
+    case 'X':
+      return "N/A";
+    case 'y':
+      return std::to_string(s.nice());
+    case 'Y':
+      return "(null)";
+    case 'z':
+      return "*:*:*";
+    case 'Z':
+      return s.work_dir();
+    case kAccrueTime:
+      return Timestamp(j.accrue_time(), "N/A");
+    case kAdminComment:
+      return "(null)";
+    case kAllocNodes:
+      return OrNull(s.submit_host());
+    case kAllocSid:
+      return std::to_string(s.alloc_sid());
+    case kAssocId:
+      return "0";
+    case kBatchFlag:
+      return "1";
+    case kClusterFeature:
+      return OrNull(s.cluster_features());
+    case kCpusPerTask:
+      return std::to_string(s.cpus_per_task() ? s.cpus_per_task() : 1);
+    case kDeadline:
+      return Timestamp(s.deadline(), "N/A");
+    case kDerivedEc:
+      return ExitCodeText(j.derived_exit_status());
+    case kEligibleTime:
+      return Timestamp(j.eligible_time(), "N/A");
+    case kExitCode:
+      return ExitCodeText(j.exit_status());
+    case kLastSchedEval:
+      return Timestamp(j.last_sched_eval(), "Unknown");
+    case kMaxCpus:
+      return "0";
+    case kMaxNodes:
+      return std::to_string(s.max_nodes());
+    case kMcsLabel:
+      return "N/A";
+    case kNetwork:
+      return "";
+    case kNumTasks:
+      return std::to_string(j.num_tasks() ? j.num_tasks() : 1);
     case kPendingTime: {
       int64_t until = j.start_time() > 0 ? j.start_time() : c.now;
       int64_t d = j.submit_time() > 0 ? until - j.submit_time() : 0;
       return std::to_string(d < 0 ? 0 : d);
     }
-    case kPreemptTime: return Timestamp(j.preempt_time(), "N/A");
-    case kReboot: return "0";
-    case kRequeue: return j.requeue() ? "1" : "0";
-    case kRestartCnt: return std::to_string(j.restart_count());
-    case kStdErr: return ExpandStdPath(j, StdStream::kErr, UserOf(j, c));
-    case kStdIn: return ExpandStdPath(j, StdStream::kIn, UserOf(j, c));
-    case kStdOut: return ExpandStdPath(j, StdStream::kOut, UserOf(j, c));
-    case kMinTime: return "0:00";
-    case kCluster: return "";
-    default: return "";
+    case kPreemptTime:
+      return Timestamp(j.preempt_time(), "N/A");
+    case kReboot:
+      return "0";
+    case kRequeue:
+      return j.requeue() ? "1" : "0";
+    case kRestartCnt:
+      return std::to_string(j.restart_count());
+    case kStdErr:
+      return ExpandStdPath(j, StdStream::kErr, UserOf(j, c));
+    case kStdIn:
+      return ExpandStdPath(j, StdStream::kIn, UserOf(j, c));
+    case kStdOut:
+      return ExpandStdPath(j, StdStream::kOut, UserOf(j, c));
+    case kMinTime:
+      return s.time_min() == 0 || s.time_min() == kTimeNoVal ? std::string("0:00")
+                                                             : LimitText(s.time_min());
+    case kCluster:
+      return "";
+    default:
+      return "";
   }
+}
+
+// The common fields appended without temporaries (squeue over 100,000 jobs stays fast); the
+// rest go through Value().
+std::string_view StateShortView(const pb::JobRecord& j) {
+  static constexpr std::string_view kShort[] = {"PD", "R",  "S",  "CD", "CA", "F",
+                                                "TO", "NF", "PR", "BF", "DL", "OOM"};
+  if (j.completing()) return "CG";
+  int s = static_cast<int>(j.state());
+  return s >= 0 && s < 12 ? kShort[s] : std::string_view("?");
+}
+
+std::string_view ElapsedInto(char* buf, int64_t secs) {
+  if (secs < 0) return "INVALID";
+  int64_t days = secs / 86400, hours = (secs / 3600) % 24, mins = (secs / 60) % 60, s = secs % 60;
+  char* p = buf;
+  auto num = [&p](int64_t v, bool two) {
+    if (two && v < 10) *p++ = '0';
+    p = std::to_chars(p, p + 24, v).ptr;
+  };
+  if (days > 0) {
+    num(days, false);
+    *p++ = '-';
+    num(hours, true);
+    *p++ = ':';
+    num(mins, true);
+  } else if (hours > 0) {
+    num(hours, false);
+    *p++ = ':';
+    num(mins, true);
+  } else {
+    num(mins, false);
+  }
+  *p++ = ':';
+  num(s, true);
+  return std::string_view(buf, static_cast<size_t>(p - buf));
+}
+
+void AppendValue(std::string& out, const Row& r, const Column& col, const Ctx& c,
+                 std::string& scratch) {
+  const pb::JobRecord& j = *r.job;
+  char buf[64];
+  std::string_view v;
+  switch (col.id) {
+    case 'i':
+      if (!r.task_range.empty() || IsArrayTask(j)) {
+        scratch = JobIdText(r);
+        v = scratch;
+      } else {
+        v = std::string_view(
+            buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, j.job_id()).ptr - buf));
+      }
+      break;
+    case 'P':
+      v = PartitionOf(j);
+      break;
+    case 'j':
+      v = j.spec().name();
+      break;
+    case 'u':
+      if (!j.spec().user_name().empty()) {
+        v = j.spec().user_name();
+      } else {
+        scratch = UserOf(j, c);
+        v = scratch;
+      }
+      break;
+    case 't':
+      v = StateShortView(j);
+      break;
+    case 'M':
+      v = ElapsedInto(buf, JobRunSeconds(j, c.now));
+      break;
+    case 'D':
+      v = std::string_view(
+          buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, NodeCount(j)).ptr - buf));
+      break;
+    case 'R':
+      if (j.state() == pb::JOB_PENDING) {
+        scratch.assign(1, '(');
+        if (!j.state_desc().empty()) {
+          scratch += j.state_desc();
+        } else {
+          scratch += j.reason().empty() ? std::string_view("None") : std::string_view(j.reason());
+        }
+        scratch += ')';
+        v = scratch;
+      } else if (j.nodes_size() == 1 && !IsFinished(j.state())) {
+        v = j.nodes(0);
+      } else {
+        scratch = ReasonList(j);
+        v = scratch;
+      }
+      break;
+    default:
+      scratch = Value(r, col.id, c);
+      v = scratch;
+      break;
+  }
+  AppendField(out, v, col.width, col.right);
 }
 
 // ---- sorting ---------------------------------------------------------------------------------
@@ -458,49 +691,85 @@ uint32_t StateRank(const pb::JobRecord& j) {
   return static_cast<uint32_t>(j.state()) + (j.completing() ? 0x8000u : 0u);
 }
 
-template <typename T>
-int Cmp(const T& a, const T& b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
+// A sort key of one row, computed once: a number, or a string for text fields.
+struct KeyVal {
+  int64_t num = 0;
+  std::string str;
+};
 
-int CompareBy(const Row& a, const Row& b, char field, const Ctx& c) {
-  const pb::JobRecord& x = *a.job;
-  const pb::JobRecord& y = *b.job;
+KeyVal KeyOf(const Row& r, char field, const Ctx& c) {
+  const pb::JobRecord& j = *r.job;
+  KeyVal k;
   switch (field) {
     case 'i':
+    case 'F':
+      k.num = static_cast<int64_t>(IsArrayTask(j) ? j.array_job_id() : j.job_id()) << 32 |
+              (IsArrayTask(j) ? j.array_task_id() : 0);
+      break;
     case 'A':
-    case 'F': {
-      uint32_t xa = IsArrayTask(x) ? x.array_job_id() : x.job_id();
-      uint32_t ya = IsArrayTask(y) ? y.array_job_id() : y.job_id();
-      if (field == 'A') return Cmp(x.job_id(), y.job_id());
-      if (int d = Cmp(xa, ya)) return d;
-      return Cmp(x.array_task_id(), y.array_task_id());
-    }
-    case 'K': return Cmp(x.array_task_id(), y.array_task_id());
-    case 'P': return Cmp(PartitionOf(x), PartitionOf(y));
+      k.num = j.job_id();
+      break;
+    case 'K':
+      k.num = IsArrayTask(j) ? j.array_task_id() : -1;
+      break;
+    case 'P':
+      k.str = PartitionOf(j);
+      break;
     case 't':
-    case 'T': return Cmp(StateRank(x), StateRank(y));
+    case 'T':
+      k.num = StateRank(j);
+      break;
     case 'p':
-    case 'Q': return Cmp(x.priority(), y.priority());
-    case 'U': return Cmp(x.spec().uid(), y.spec().uid());
-    case 'G': return Cmp(x.spec().gid(), y.spec().gid());
-    case 'j': return Cmp(x.spec().name(), y.spec().name());
-    case 'M': return Cmp(JobRunSeconds(x, c.now), JobRunSeconds(y, c.now));
-    case 'l': return Cmp(x.time_limit(), y.time_limit());
-    case 'L': return Cmp(TimeLeft(x, c.now), TimeLeft(y, c.now));
-    case 'D': return Cmp(NodeCount(x), NodeCount(y));
-    case 'C': return Cmp(CpuCount(x), CpuCount(y));
-    case 'c': return Cmp(MinCpus(x), MinCpus(y));
-    case 'm': return Cmp(MinMemoryMb(x), MinMemoryMb(y));
-    case 'S': return Cmp(x.start_time(), y.start_time());
-    case 'V': return Cmp(x.submit_time(), y.submit_time());
-    case 'e': return Cmp(EndTime(x), EndTime(y));
-    case 'y': return Cmp(x.spec().nice(), y.spec().nice());
-    default: {
-      if (!LetterHeader(field)) return 0;
-      return Cmp(Value(a, field, c), Value(b, field, c));
-    }
+    case 'Q':
+      k.num = j.priority();
+      break;
+    case 'U':
+      k.num = j.spec().uid();
+      break;
+    case 'G':
+      k.num = j.spec().gid();
+      break;
+    case 'j':
+      k.str = j.spec().name();
+      break;
+    case 'M':
+      k.num = JobRunSeconds(j, c.now);
+      break;
+    case 'l':
+      k.num = j.time_limit();
+      break;
+    case 'L':
+      k.num = TimeLeft(j, c.now);
+      break;
+    case 'D':
+      k.num = NodeCount(j);
+      break;
+    case 'C':
+      k.num = CpuCount(j);
+      break;
+    case 'c':
+      k.num = MinCpus(j);
+      break;
+    case 'm':
+      k.num = static_cast<int64_t>(MinMemoryMb(j));
+      break;
+    case 'S':
+      k.num = j.start_time();
+      break;
+    case 'V':
+      k.num = j.submit_time();
+      break;
+    case 'e':
+      k.num = EndTime(j);
+      break;
+    case 'y':
+      k.num = j.spec().nice();
+      break;
+    default:
+      if (LetterHeader(field)) k.str = Value(r, field, c);
+      break;
   }
+  return k;
 }
 
 // ---- array grouping ----------------------------------------------------------------------------
@@ -570,9 +839,8 @@ Result<std::vector<Column>> BuildColumns(const SqueueFormatOptions& o) {
     }
     return cols;
   }
-  std::string_view format =
-      !o.format.empty() ? o.format
-                        : (o.long_output ? kSqueueLongFormat : kSqueueDefaultFormat);
+  std::string_view format = o.long_output ? kSqueueLongFormat : kSqueueDefaultFormat;
+  if (!o.format.empty()) format = o.format;
   for (const FieldSpec& f : fmt::ParsePercentFormat(format)) {
     if (f.code == 0) {
       cols.push_back({0, 0, false, "", f.suffix});
@@ -642,7 +910,9 @@ void AppendExitCode(std::string& out, const char* key, const pb::JobRecord& j, i
   out += "}}";
 }
 
-void AppendTime(std::string& out, const char* key, int64_t t) { AppendNoVal(out, key, true, t, false); }
+void AppendTime(std::string& out, const char* key, int64_t t) {
+  AppendNoVal(out, key, true, t, false);
+}
 
 void AppendLimit(std::string& out, const char* key, uint32_t minutes) {
   if (minutes == kTimeInfinite) return AppendNoVal(out, key, false, 0, true);
@@ -668,9 +938,9 @@ Result<SqueueStateFilter> ParseSqueueStates(std::string_view text) {
       "REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED";
   // Slurm states Shoal never produces: accepted, match nothing.
   static const char* const kOther[] = {
-      "CONFIGURING", "CF", "RESIZING",  "RS", "RESV_DEL_HOLD", "RD", "REQUEUED",  "RQ",
-      "REQUEUE_FED", "RF", "REQUEUE_HOLD", "RH", "REVOKED",   "RV", "SIGNALING", "SI",
-      "SPECIAL_EXIT", "SE", "STAGE_OUT", "SO", "STOPPED",     "ST"};
+      "CONFIGURING",  "CF", "RESIZING",     "RS", "RESV_DEL_HOLD", "RD", "REQUEUED",  "RQ",
+      "REQUEUE_FED",  "RF", "REQUEUE_HOLD", "RH", "REVOKED",       "RV", "SIGNALING", "SI",
+      "SPECIAL_EXIT", "SE", "STAGE_OUT",    "SO", "STOPPED",       "ST"};
   SqueueStateFilter f;
   if (fmt::Lower(text) == "all") {
     f.all = true;
@@ -770,8 +1040,7 @@ bool JobMatches(const pb::JobRecord& j, const SqueueFilter& f) {
     }
     if (!any) return false;
   }
-  if (!f.uids.empty() &&
-      std::find(f.uids.begin(), f.uids.end(), j.spec().uid()) == f.uids.end()) {
+  if (!f.uids.empty() && std::find(f.uids.begin(), f.uids.end(), j.spec().uid()) == f.uids.end()) {
     return false;
   }
   if (!f.partitions.empty()) {
@@ -824,17 +1093,65 @@ Result<std::string> FormatSqueue(const std::vector<const pb::JobRecord*>& jobs,
   std::vector<Row> rows = BuildRows(jobs, options.array_one_per_line);
   std::vector<SortKey> keys =
       ParseSort(options.sort.empty() ? std::string_view(kSqueueDefaultSort) : options.sort);
-  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-    for (const SortKey& k : keys) {
-      int d = CompareBy(a, b, k.field, ctx);
-      if (d != 0) return k.desc ? d > 0 : d < 0;
+  keys.push_back({'i', false});  // ties: by job id, then array task
+  const size_t nk = keys.size();
+
+  // One pass over the records, in the order they lie in memory (the sorted order would jump
+  // around them and miss the cache on every field): the sort keys and the text of each line.
+  std::vector<KeyVal> vals(rows.size() * nk);
+  std::vector<bool> text_key(nk, false);
+  std::string lines;
+  lines.reserve(rows.size() * 96);
+  std::vector<uint32_t> start(rows.size() + 1);
+  std::string scratch;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    for (size_t k = 0; k < nk; ++k) {
+      KeyVal& v = vals[i * nk + k];
+      v = KeyOf(r, keys[k].field, ctx);
+      if (!v.str.empty()) text_key[k] = true;
     }
-    if (int d = CompareBy(a, b, 'i', ctx)) return d < 0;
-    return false;
+    start[i] = static_cast<uint32_t>(lines.size());
+    for (const Column& c : cols) {
+      if (c.id != 0) AppendValue(lines, r, c, ctx, scratch);
+      lines += c.suffix;
+    }
+    lines += '\n';
+  }
+  start[rows.size()] = static_cast<uint32_t>(lines.size());
+
+  // One integer per row and key (text keys become their rank, descending keys are negated), so
+  // that sorting compares plain numbers.
+  std::vector<int64_t> flat(rows.size() * nk);
+  for (size_t k = 0; k < nk; ++k) {
+    std::vector<std::string_view> uniq;
+    if (text_key[k]) {
+      uniq.reserve(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) uniq.push_back(vals[i * nk + k].str);
+      std::sort(uniq.begin(), uniq.end());
+      uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+    }
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const KeyVal& v = vals[i * nk + k];
+      int64_t n = v.num;
+      if (text_key[k]) {
+        n = std::lower_bound(uniq.begin(), uniq.end(), std::string_view(v.str)) - uniq.begin();
+      }
+      flat[i * nk + k] = keys[k].desc ? -n : n;
+    }
+  }
+  std::vector<uint32_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const int64_t* x = &flat[a * nk];
+    const int64_t* y = &flat[b * nk];
+    for (size_t k = 0; k < nk; ++k) {
+      if (x[k] != y[k]) return x[k] < y[k];
+    }
+    return a < b;  // stable
   });
 
   std::string out;
-  out.reserve((rows.size() + 1) * 96);
   if (!options.no_header) {
     for (const Column& c : cols) {
       if (c.id != 0) AppendField(out, c.header, c.width, c.right);
@@ -842,13 +1159,8 @@ Result<std::string> FormatSqueue(const std::vector<const pb::JobRecord*>& jobs,
     }
     out += '\n';
   }
-  for (const Row& r : rows) {
-    for (const Column& c : cols) {
-      if (c.id != 0) AppendField(out, Value(r, c.id, ctx), c.width, c.right);
-      out += c.suffix;
-    }
-    out += '\n';
-  }
+  out.reserve(out.size() + lines.size());
+  for (uint32_t i : order) out.append(lines, start[i], start[i + 1] - start[i]);
   return out;
 }
 
@@ -883,6 +1195,8 @@ std::string FormatSqueueJson(const std::vector<const pb::JobRecord*>& jobs,
     AppendStr(out, "batch_host", j.batch_host());
     out += ',';
     AppendStr(out, "cluster", cluster_name);
+    out += ',';
+    AppendStr(out, "command", s.command());
     out += ',';
     AppendStr(out, "comment", s.comment());
     out += ',';
@@ -987,10 +1301,11 @@ std::string FormatSqueueJson(const std::vector<const pb::JobRecord*>& jobs,
   AppendNoVal(out, "last_backfill", false, 0, false);
   out += ',';
   AppendTime(out, "last_update", now);
-  out += ",\"meta\":{\"plugin\":{\"type\":\"\",\"name\":\"\",\"data_parser\":\"data_parser/"
-         "v0.0.44\",\"accounting_storage\":\"\"},\"command\":[\"squeue\"],\"slurm\":{"
-         "\"version\":{\"major\":\"22\",\"micro\":\"8\",\"minor\":\"05\"},\"release\":"
-         "\"22.05.8\",";
+  out +=
+      ",\"meta\":{\"plugin\":{\"type\":\"\",\"name\":\"\",\"data_parser\":\"data_parser/"
+      "v0.0.44\",\"accounting_storage\":\"\"},\"command\":[\"squeue\"],\"slurm\":{"
+      "\"version\":{\"major\":\"22\",\"micro\":\"8\",\"minor\":\"05\"},\"release\":"
+      "\"22.05.8\",";
   AppendStr(out, "cluster", cluster_name);
   out += "}},\"errors\":[],\"warnings\":[]}\n";
   return out;

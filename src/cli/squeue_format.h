@@ -20,13 +20,13 @@ inline constexpr char kSqueueStartFormat[] = "%.18i %.9P %.8j %.8u %.2t  %.19S %
 inline constexpr char kSqueueDefaultSort[] = "P,t,-p";
 
 struct SqueueFormatOptions {
-  std::string format;        // -o; empty = default (or -l)
-  std::string long_format;   // -O; used when format is empty
-  bool long_output = false;  // -l
-  bool no_header = false;    // -h
+  std::string format;               // -o; empty = default (or -l)
+  std::string long_format;          // -O; used when format is empty
+  bool long_output = false;         // -l
+  bool no_header = false;           // -h
   bool array_one_per_line = false;  // -r: no grouping of pending array tasks
-  bool noconvert = false;    // --noconvert: memory stays in MB
-  std::string sort;          // -S; empty = "P,t,-p"
+  bool noconvert = false;           // --noconvert: memory stays in MB
+  std::string sort;                 // -S; empty = "P,t,-p"
   // uid/gid -> name; "" (or unset) prints the number. user_name is used when JobSpec.user_name
   // is empty.
   std::function<std::string(uint32_t)> user_name;
@@ -48,13 +48,13 @@ struct JobIdSpec {
 };
 
 struct SqueueFilter {
-  std::vector<JobIdSpec> jobs;            // -j
-  std::vector<uint32_t> uids;             // -u / --me
-  std::vector<std::string> partitions;    // -p
-  std::vector<std::string> names;         // -n
-  std::vector<std::string> accounts;      // -A
-  std::vector<std::string> qos;           // -q
-  std::vector<std::string> nodes;         // -w, expanded
+  std::vector<JobIdSpec> jobs;              // -j
+  std::vector<uint32_t> uids;               // -u / --me
+  std::vector<std::string> partitions;      // -p
+  std::vector<std::string> names;           // -n
+  std::vector<std::string> accounts;        // -A
+  std::vector<std::string> qos;             // -q
+  std::vector<std::string> nodes;           // -w, expanded
   std::optional<SqueueStateFilter> states;  // -t; unset = default states (or all with -j)
 };
 

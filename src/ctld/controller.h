@@ -20,6 +20,7 @@
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
 #include "ctld/journal.h"
+#include "sched/placement.h"
 #include "shoal.pb.h"
 
 namespace shoal::ctld {
@@ -97,6 +98,8 @@ class Controller {
   // --- scheduling (schedule.cc)
   void ScheduleSoon();
   void Schedule();
+  std::vector<sched::NodeView> NodeViews() const;
+  sched::JobShape ShapeFor(const pb::JobRecord& job, const Partition& part) const;
   void Launch(pb::JobRecord& job);
   Status ValidateAgainstPartition(const pb::JobRecord& job, const Partition& part) const;
   std::vector<std::string> JobEnvironment(const pb::JobRecord& job) const;

@@ -79,6 +79,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   pb::JobRecord job;
   *job.mutable_spec() = spec;
   job.set_partition(part->rec.name());
+  job.set_eligible_time(spec.begin_time());
   job.set_time_limit(spec.time_limit() != kTimeNoVal ? spec.time_limit()
                      : part->rec.default_time() != kTimeNoVal ? part->rec.default_time()
                                                               : part->rec.max_time());
@@ -115,9 +116,33 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     return ErrorResponse(s.code(), s.message());
 
   if (req.test_only()) {
+    // Where and when it would start now; a busy cluster answers with the soonest end of a
+    // running job (a lower bound until backfill reservations exist).
     pb::Response r;
-    r.mutable_submit_job()->set_job_id(next_job_id_);
-    r.mutable_submit_job()->set_expected_start(Now());
+    auto* out = r.mutable_submit_job();
+    out->set_job_id(next_job_id_);
+    out->set_expected_partition(part->rec.name());
+    auto placement = sched::PlaceJob(ShapeFor(job, *part), NodeViews());
+    if (placement) {
+      std::vector<std::string> names;
+      uint32_t cpus = 0;
+      for (size_t i = 0; i < placement->nodes.size(); ++i) {
+        names.push_back(nodes_[placement->nodes[i]].rec.name());
+        cpus += placement->cpus[i];
+      }
+      out->set_expected_start(std::max(Now(), job.eligible_time()));
+      out->set_expected_nodes(CompressHostlist(names));
+      out->set_expected_cpus(cpus);
+    } else {
+      int64_t soonest = 0;
+      for (const auto& [id, other] : jobs_) {
+        if (other.state() != pb::JOB_RUNNING || other.time_limit() == kTimeInfinite) continue;
+        int64_t end = other.start_time() + int64_t(other.time_limit()) * 60;
+        if (soonest == 0 || end < soonest) soonest = end;
+      }
+      out->set_expected_start(soonest ? soonest : Now());
+      out->set_expected_cpus(job.num_cpus());
+    }
     return r;
   }
 
@@ -551,7 +576,21 @@ void Controller::CheckTimeLimits(int64_t now) {
   for (auto& [id, job] : jobs_) {
     if (job.state() != pb::JOB_RUNNING || job.completing()) continue;
     if (job.time_limit() == kTimeInfinite || job.time_limit() == kTimeNoVal) continue;
-    if (now < job.start_time() + int64_t(job.time_limit()) * 60) continue;
+    int64_t end = job.start_time() + int64_t(job.time_limit()) * 60;
+    // --signal=[B:]SIG@TIME: warn the job TIME seconds before its limit, once.
+    if (job.spec().warn_signal() && !job.warn_signal_sent() &&
+        now >= end - int64_t(job.spec().warn_time())) {
+      job.set_warn_signal_sent(true);
+      if (int idx = FindNode(job.batch_host()); idx >= 0) {
+        pb::Request sig;
+        sig.mutable_signal_job()->set_job_id(job.job_id());
+        sig.mutable_signal_job()->set_signal(job.spec().warn_signal());
+        sig.mutable_signal_job()->set_batch_only(job.spec().warn_batch_only());
+        SendToNode(idx, sig, nullptr);
+      }
+      changed.push_back(&job);
+    }
+    if (now < end) continue;
     LogInfo("job %u reached its time limit", id);
     TerminateRunning(job, pb::JOB_TIMEOUT, "timeout");
     job.set_reason("TimeLimit");

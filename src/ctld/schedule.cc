@@ -7,7 +7,6 @@
 #include "common/states.h"
 #include "common/units.h"
 #include "ctld/controller.h"
-#include "sched/placement.h"
 
 namespace shoal::ctld {
 namespace {
@@ -79,6 +78,40 @@ Status Controller::ValidateAgainstPartition(const pb::JobRecord& job, const Part
   return Status::Ok();
 }
 
+std::vector<sched::NodeView> Controller::NodeViews() const {
+  std::vector<sched::NodeView> views(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    auto& v = views[i];
+    v.cpus = n.rec.cpus();
+    v.alloc_cpus = n.rec.alloc_cpus();
+    v.memory_mb = n.rec.real_memory_mb();
+    v.alloc_memory_mb = n.rec.alloc_memory_mb();
+    v.available = n.registered && n.stream && !n.stream->closed() && !n.rec.drain() &&
+                  n.rec.base_state() != pb::NODE_DOWN && n.rec.base_state() != pb::NODE_FUTURE;
+  }
+  return views;
+}
+
+sched::JobShape Controller::ShapeFor(const pb::JobRecord& job, const Partition& part) const {
+  sched::JobShape shape = ShapeOf(job);
+  shape.allowed = part.node_index;
+  if (!job.spec().nodelist().empty()) {
+    if (auto names = ExpandHostlist(job.spec().nodelist()))
+      for (const auto& n : *names)
+        if (int idx = FindNode(n); idx >= 0) shape.required.push_back(idx);
+  }
+  if (!job.spec().exclude().empty()) {
+    if (auto names = ExpandHostlist(job.spec().exclude()))
+      for (const auto& n : *names) {
+        int idx = FindNode(n);
+        shape.allowed.erase(std::remove(shape.allowed.begin(), shape.allowed.end(), idx),
+                            shape.allowed.end());
+      }
+  }
+  return shape;
+}
+
 void Controller::ScheduleSoon() {
   if (schedule_posted_) return;
   schedule_posted_ = true;
@@ -90,19 +123,10 @@ void Controller::ScheduleSoon() {
 
 void Controller::Schedule() {
   int64_t now = Now();
-  std::vector<sched::NodeView> views(nodes_.size());
+  std::vector<sched::NodeView> views = NodeViews();
   uint32_t free_cpus = 0;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Node& n = nodes_[i];
-    auto& v = views[i];
-    v.cpus = n.rec.cpus();
-    v.alloc_cpus = n.rec.alloc_cpus();
-    v.memory_mb = n.rec.real_memory_mb();
-    v.alloc_memory_mb = n.rec.alloc_memory_mb();
-    v.available = n.registered && n.stream && !n.stream->closed() && !n.rec.drain() &&
-                  n.rec.base_state() != pb::NODE_DOWN && n.rec.base_state() != pb::NODE_FUTURE;
+  for (const auto& v : views)
     if (v.available) free_cpus += v.cpus - std::min(v.cpus, v.alloc_cpus);
-  }
   std::set<std::string> blocked_partitions;  // a higher-priority job is waiting for resources
   std::vector<pb::JobRecord*> started;
   std::vector<pb::JobRecord*> reason_changed;
@@ -141,21 +165,7 @@ void Controller::Schedule() {
       // Later, smaller jobs may still start where they fit (greedy fill; proper backfill with
       // reservations for the blocked job comes with the scheduler work).
     }
-    sched::JobShape shape = ShapeOf(*job);
-    shape.allowed = part->node_index;
-    if (!job->spec().nodelist().empty()) {
-      if (auto names = ExpandHostlist(job->spec().nodelist()))
-        for (const auto& n : *names)
-          if (int idx = FindNode(n); idx >= 0) shape.required.push_back(idx);
-    }
-    if (!job->spec().exclude().empty()) {
-      if (auto names = ExpandHostlist(job->spec().exclude()))
-        for (const auto& n : *names) {
-          int idx = FindNode(n);
-          shape.allowed.erase(std::remove(shape.allowed.begin(), shape.allowed.end(), idx),
-                              shape.allowed.end());
-        }
-    }
+    sched::JobShape shape = ShapeFor(*job, *part);
     auto placement = sched::PlaceJob(shape, views);
     if (!placement) {
       if (!blocked_partitions.count(part->rec.name())) set_reason(*job, "Resources");

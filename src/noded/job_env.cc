@@ -120,8 +120,7 @@ std::vector<std::string> BuildJobEnvironment(const pb::LaunchBatchRequest& launc
   if (spec.mem_per_cpu_mb() != 0)
     env.Set("SLURM_MEM_PER_CPU", std::to_string(spec.mem_per_cpu_mb()));
   if (spec.overcommit()) env.Set("SLURM_OVERCOMMIT", "1");
-  if (job.restart_count() != 0)
-    env.Set("SLURM_RESTART_COUNT", std::to_string(job.restart_count()));
+  if (job.restart_count() != 0) env.Set("SLURM_RESTART_COUNT", std::to_string(job.restart_count()));
   if (job.start_time() != 0) {
     env.Set("SLURM_JOB_START_TIME", std::to_string(job.start_time()));
     if (job.time_limit() != kNoTimeVal && job.time_limit() != kInfiniteTime)

@@ -12,10 +12,10 @@
 namespace shoal::noded {
 
 struct NodeEnvInfo {
-  std::string node_name;  // this node (SLURMD_NODENAME)
-  std::string conf_path;  // SLURM_CONF
+  std::string node_name;     // this node (SLURMD_NODENAME)
+  std::string conf_path;     // SLURM_CONF
   std::string cluster_name;  // SLURM_CLUSTER_NAME (omitted when empty)
-  int64_t task_pid = 0;   // SLURM_TASK_PID: pid of the batch shell
+  int64_t task_pid = 0;      // SLURM_TASK_PID: pid of the batch shell
   // From the passwd entry of the job's uid; used for USER/LOGNAME/HOME/SHELL when the submitted
   // environment lacks them.
   std::string user_name, home, shell;

@@ -132,8 +132,7 @@ uint64_t ParseMeminfoMB(std::string_view meminfo, std::string_view key) {
     size_t eol = meminfo.find('\n', pos);
     if (eol == std::string_view::npos) eol = meminfo.size();
     std::string_view line = meminfo.substr(pos, eol - pos);
-    if (line.size() > key.size() && line.substr(0, key.size()) == key &&
-        line[key.size()] == ':') {
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
       std::string rest(line.substr(key.size() + 1));
       return std::strtoull(rest.c_str(), nullptr, 10) / 1024;  // kB
     }

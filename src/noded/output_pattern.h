@@ -10,14 +10,14 @@ namespace shoal::noded {
 
 struct OutputPatternContext {
   uint32_t job_id = 0;
-  uint32_t array_job_id = 0;           // 0 = not an array job (%A is then the job id)
+  uint32_t array_job_id = 0;            // 0 = not an array job (%A is then the job id)
   uint32_t array_task_id = 0xfffffffe;  // kNoArrayTask when not an array task
-  std::string step = "batch";          // %s, and the ".step" part of %J (omitted for "batch")
-  std::string node_name;               // %N: this node (the batch host)
-  uint32_t node_index = 0;             // %n
-  uint32_t task_id = 0;                // %t
-  std::string user_name;               // %u
-  std::string job_name;                // %x
+  std::string step = "batch";           // %s, and the ".step" part of %J (omitted for "batch")
+  std::string node_name;                // %N: this node (the batch host)
+  uint32_t node_index = 0;              // %n
+  uint32_t task_id = 0;                 // %t
+  std::string user_name;                // %u
+  std::string job_name;                 // %x
 };
 
 // Replaces %%, %A, %a, %J, %j, %N, %n, %s, %t, %u, %x. A decimal width between '%' and the letter

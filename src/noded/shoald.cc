@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -19,6 +20,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+
+extern char** environ;
 
 #include "common/auth.h"
 #include "common/rpc.h"
@@ -191,7 +194,10 @@ class NodeDaemon {
         reconnect_timer_(io),
         connect_timer_(io),
         heartbeat_timer_(io),
-        scan_timer_(io) {}
+        scan_timer_(io),
+        child_signals_(io, SIGCHLD) {
+    ReapChildren();
+  }
 
   Status Start() {
     if (Status st = MakeDirs(s_.spool, 0755); !st.ok()) return st;
@@ -482,12 +488,14 @@ class NodeDaemon {
     return Status::Ok();
   }
 
-  // Starts shoal-stepd detached (double fork, own session, stdio on /dev/null, no inherited
-  // descriptors) and returns once it has exec'd.
+  // Starts shoal-stepd detached: posix_spawn (vfork-like, so the cost does not grow with
+  // shoald's size) in a new session, default signal handling, stdio on /dev/null and no
+  // inherited descriptors. Returns once it has exec'd; exec errors come back from posix_spawn.
+  // shoald reaps its stepds (SIGCHLD); after a shoald restart they belong to init.
   Status SpawnStepd(uint32_t id) {
-    std::vector<std::string> args = {s_.stepd_path, "--spool", s_.spool, "--job",
-                                     std::to_string(id), "--node", name_, "--conf",
-                                     s_.conf_path, "--key", s_.key_file};
+    std::vector<std::string> args = {s_.stepd_path,      "--spool", s_.spool,   "--job",
+                                     std::to_string(id), "--node",  name_,      "--conf",
+                                     s_.conf_path,       "--key",   s_.key_file};
     std::string cluster = s_.conf.ClusterName();
     if (!cluster.empty()) {
       args.push_back("--cluster");
@@ -497,56 +505,38 @@ class NodeDaemon {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
-    int pipefd[2];
-    if (::pipe2(pipefd, O_CLOEXEC) != 0) return Error(ErrorCode::kIoError, "pipe: " + Strerror(errno));
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      int err = errno;
-      ::close(pipefd[0]);
-      ::close(pipefd[1]);
-      return Error(ErrorCode::kIoError, "fork: " + Strerror(err));
-    }
-    if (pid == 0) {
-      ::setsid();
-      pid_t grandchild = ::fork();
-      if (grandchild != 0) {
-        if (grandchild < 0) {
-          int err = errno;
-          ssize_t ignored = ::write(pipefd[1], &err, sizeof(err));
-          (void)ignored;
-        }
-        ::_exit(0);
-      }
-      ResetSignals();
-      CloexecFrom3();
-      int null_fd = ::open("/dev/null", O_RDWR);
-      if (null_fd >= 0) {
-        ::dup2(null_fd, 0);
-        ::dup2(null_fd, 1);
-        ::dup2(null_fd, 2);
-        if (null_fd > 2) ::close(null_fd);
-      }
-      ::umask(022);
-      int ignored_rc = ::chdir("/");
-      (void)ignored_rc;
-      ::execv(argv[0], argv.data());
-      int err = errno;
-      ssize_t ignored = ::write(pipefd[1], &err, sizeof(err));
-      (void)ignored;
-      ::_exit(127);
-    }
-    ::close(pipefd[1]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    int err = 0;
-    ssize_t n;
-    do {
-      n = ::read(pipefd[0], &err, sizeof(err));
-    } while (n < 0 && errno == EINTR);
-    ::close(pipefd[0]);
-    if (n > 0) return Error(ErrorCode::kIoError, "exec " + s_.stepd_path + ": " + Strerror(err));
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&actions, 0, 1);
+    posix_spawn_file_actions_adddup2(&actions, 0, 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    posix_spawn_file_actions_addchdir_np(&actions, "/");
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr,
+                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid = 0;
+    int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) return Error(ErrorCode::kIoError, "exec " + s_.stepd_path + ": " + Strerror(rc));
     return Status::Ok();
+  }
+
+  void ReapChildren() {
+    child_signals_.async_wait([this](const asio::error_code& ec, int) {
+      if (ec) return;
+      int status = 0;
+      while (::waitpid(-1, &status, WNOHANG) > 0) {
+      }
+      ReapChildren();
+    });
   }
 
   // Delivers a SignalJob/TerminateJob to the job's stepd and answers with its response.
@@ -579,9 +569,9 @@ class NodeDaemon {
               return;
             }
             if (req.has_terminate_job()) return respond(Ok());  // nothing left to terminate
-            return respond(ErrorResponse(ErrorCode::kUnavailable,
-                                         "job " + std::to_string(id) +
-                                             ": shoal-stepd not reachable: " + conn.error()));
+            return respond(ErrorResponse(
+                ErrorCode::kUnavailable,
+                "job " + std::to_string(id) + ": shoal-stepd not reachable: " + conn.error()));
           }
           RpcConnectionPtr c = *conn;
           auto timer = std::make_shared<asio::steady_timer>(io_, kStepdCallTimeout);
@@ -636,6 +626,10 @@ class NodeDaemon {
     }
     req.mutable_job_complete()->set_node_name(name_);
     req.mutable_job_complete()->set_job_id(id);
+    if (req.job_complete().launch_failed() && !reported_failures_.count(id)) {
+      reported_failures_.insert(id);
+      Log("job %u: launch failed: %s", id, req.job_complete().failure().c_str());
+    }
     in_flight_.insert(id);
     RpcConnectionPtr conn = conn_;
     conn->Send(req, Sign(req), [this, id, dir](Result<pb::Response> resp) {
@@ -643,14 +637,14 @@ class NodeDaemon {
       if (!resp) return;  // retried after the next registration
       last_rx_ = Clock::now();
       auto rc = static_cast<ErrorCode>(resp->rc());
-      if (rc == ErrorCode::kOk || rc == ErrorCode::kInvalidJobId ||
-          rc == ErrorCode::kAlreadyDone) {
+      if (rc == ErrorCode::kOk || rc == ErrorCode::kInvalidJobId || rc == ErrorCode::kAlreadyDone) {
         if (rc != ErrorCode::kOk)
           Log("job %u: controller answered the completion with: %s; dropping it", id,
               resp->error().c_str());
         Status st = RemoveTree(dir);
         if (!st.ok()) Log("job %u: %s", id, st.message().c_str());
         launched_at_.erase(id);
+        reported_failures_.erase(id);
       } else {
         Log("job %u: completion not accepted yet: %s (rc=%d)", id, resp->error().c_str(),
             resp->rc());
@@ -670,7 +664,7 @@ class NodeDaemon {
     int64_t now = NowSeconds();
     auto it = launched_at_.find(id);
     if (it != launched_at_.end() && now - it->second < kLaunchGraceSeconds) return true;
-    struct stat st{};
+    struct stat st {};
     if (::stat((dir + "/" + kLaunchFile).c_str(), &st) == 0 &&
         now - st.st_mtime < kLaunchGraceSeconds)
       return true;
@@ -729,6 +723,7 @@ class NodeDaemon {
   NodeSetup s_;
   std::string name_;
   asio::steady_timer reconnect_timer_, connect_timer_, heartbeat_timer_, scan_timer_;
+  asio::signal_set child_signals_;
   std::unique_ptr<RpcServer> notify_server_;
   RpcConnectionPtr conn_;
   bool registered_ = false;
@@ -741,6 +736,7 @@ class NodeDaemon {
   Clock::time_point last_down_log_{};
   std::set<uint32_t> in_flight_;
   std::map<uint32_t, int64_t> launched_at_;
+  std::set<uint32_t> reported_failures_;
 };
 
 Status Daemonize() {

@@ -15,7 +15,11 @@
 
 namespace shoal::noded {
 
+#ifdef SHOAL_VERSION
+inline constexpr const char* kShoalVersion = SHOAL_VERSION;
+#else
 inline constexpr const char* kShoalVersion = "0.1.0";
+#endif
 
 struct ShoaldOptions {
   bool foreground = false;  // -D

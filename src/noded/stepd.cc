@@ -75,6 +75,7 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
 [[noreturn]] void RunJobChild(const pb::LaunchBatchRequest& launch, const StepdOptions& opts,
                               const std::string& script_path, int err_fd) {
   ResetSignals();
+  CloexecFrom3();   // nothing of ours (sockets, epoll, log) leaks into the job
   ::setpgid(0, 0);  // own process group: signals for the job reach every task
   const pb::JobRecord& job = launch.job();
   const pb::JobSpec& spec = job.spec();
@@ -89,10 +90,12 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
     ChildFail(err_fd, "user id " + std::to_string(uid) + " not found on node " + opts.node_name);
   std::string user = pw.pw_name;
 
-  if (::setgid(gid) != 0) ChildFail(err_fd, "setgid(" + std::to_string(gid) + "): " + Errstr(errno));
+  if (::setgid(gid) != 0)
+    ChildFail(err_fd, "setgid(" + std::to_string(gid) + "): " + Errstr(errno));
   if (::initgroups(user.c_str(), gid) != 0)
     ChildFail(err_fd, "initgroups(" + user + "): " + Errstr(errno));
-  if (::setuid(uid) != 0) ChildFail(err_fd, "setuid(" + std::to_string(uid) + "): " + Errstr(errno));
+  if (::setuid(uid) != 0)
+    ChildFail(err_fd, "setuid(" + std::to_string(uid) + "): " + Errstr(errno));
   if (::getuid() != uid || ::geteuid() != uid || ::getgid() != gid || ::getegid() != gid)
     ChildFail(err_fd, "failed to drop privileges to uid " + std::to_string(uid));
   if (uid != 0 && ::setuid(0) == 0) ChildFail(err_fd, "privileges could be regained: refusing");
@@ -119,7 +122,8 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
   ctx.job_name = spec.name();
 
   // stdin
-  std::string in_path = spec.std_in().empty() ? "/dev/null" : ExpandOutputPattern(spec.std_in(), ctx);
+  std::string in_path =
+      spec.std_in().empty() ? "/dev/null" : ExpandOutputPattern(spec.std_in(), ctx);
   int in_fd = ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in_fd < 0) ChildFail(err_fd, "Could not open stdin file " + in_path + ": " + Errstr(errno));
   // stdout
@@ -127,7 +131,8 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
       spec.std_out().empty() ? DefaultOutputPattern(is_array) : spec.std_out();
   std::string out_path = ExpandOutputPattern(out_pattern, ctx);
   int out_fd = OpenOutput(out_path, spec.open_mode_append());
-  if (out_fd < 0) ChildFail(err_fd, "Could not open stdout file " + out_path + ": " + Errstr(errno));
+  if (out_fd < 0)
+    ChildFail(err_fd, "Could not open stdout file " + out_path + ": " + Errstr(errno));
   // stderr: the stdout file unless given (and different)
   int err_out_fd = -1;
   if (!spec.std_err().empty()) {
@@ -260,8 +265,7 @@ class Stepd {
     job_pid_ = pid;
     ::setpgid(pid, pid);  // also here, so signals sent right away reach the group
     (void)WriteFileAtomic(job_dir_ + "/job.pid", std::to_string(pid) + "\n", 0600, false);
-    Log("job %u: started pid %d for uid %u", job.job_id(), static_cast<int>(pid),
-        job.spec().uid());
+    Log("job %u: started pid %d for uid %u", job.job_id(), static_cast<int>(pid), job.spec().uid());
     // The pipe reaches EOF when exec succeeds; otherwise it carries the failure text.
     pipe_ = std::make_unique<asio::posix::stream_descriptor>(io_, pipefd[0]);
     ReadPipe();
@@ -362,6 +366,7 @@ class Stepd {
     }
     terminating_ = true;
     term_reason_ = reason;
+    if (kill_wait_s == 0) kill_wait_s = launch_.kill_wait_s();  // not given: KillWait at launch
     Log("job %u: terminating (%s), KillWait %us", opts_.job_id,
         reason.empty() ? "no reason" : reason.c_str(), kill_wait_s);
     ::kill(-job_pid_, SIGCONT);
@@ -564,8 +569,8 @@ int StepdMain(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   std::string job_dir = JobDir(opts->spool, opts->job_id);
-  int log_fd = ::open((job_dir + "/" + kStepdLog).c_str(),
-                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  int log_fd =
+      ::open((job_dir + "/" + kStepdLog).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd >= 0) {
     ::dup2(log_fd, 2);
     ::close(log_fd);
@@ -576,8 +581,8 @@ int StepdMain(int argc, char** argv) {
     ::dup2(null_fd, 1);
     if (null_fd > 2) ::close(null_fd);
   }
-  Status s = WriteFileAtomic(job_dir + "/" + kStepdPidFile, std::to_string(::getpid()) + "\n",
-                             0600, false);
+  Status s = WriteFileAtomic(job_dir + "/" + kStepdPidFile, std::to_string(::getpid()) + "\n", 0600,
+                             false);
   if (!s.ok()) Log("cannot write %s: %s", kStepdPidFile, s.message().c_str());
   // Orphaned descendants of the job are re-parented to us, so none escapes the final sweep.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

@@ -63,8 +63,7 @@ std::vector<uint32_t> ListJobDirs(const std::string& spool) {
   return ids;
 }
 
-std::string ExpandNodePath(std::string_view pattern, std::string_view node,
-                           std::string_view host) {
+std::string ExpandNodePath(std::string_view pattern, std::string_view node, std::string_view host) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
@@ -128,7 +127,7 @@ Result<std::string> ReadWholeFile(const std::string& path) {
 }
 
 bool FileExists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
 }
 
@@ -143,7 +142,7 @@ Status RemoveTree(const std::string& path) {
     ::closedir(dir);
     for (const auto& name : names) {
       std::string child = path + "/" + name;
-      struct stat st{};
+      struct stat st {};
       if (::lstat(child.c_str(), &st) != 0) continue;
       if (S_ISDIR(st.st_mode))
         (void)RemoveTree(child);
@@ -162,7 +161,7 @@ Status MakeDirs(const std::string& path, mode_t mode) {
     std::string part = path.substr(0, pos);
     if (::mkdir(part.c_str(), mode) != 0 && errno != EEXIST) return Errno("mkdir " + part);
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Error(ErrorCode::kIoError, path + " is not a directory");
   return Status::Ok();
@@ -202,7 +201,7 @@ void CloexecFrom3() {
 }
 
 void ResetSignals() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = SIG_DFL;
   ::sigemptyset(&sa.sa_mask);
   for (int sig = 1; sig < NSIG; ++sig) {

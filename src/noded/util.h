@@ -51,7 +51,7 @@ void CloexecFrom3();
 // Restores default signal dispositions and an empty signal mask (before exec'ing a job).
 void ResetSignals();
 
-std::string Hostname();     // full gethostname()
+std::string Hostname();  // full gethostname()
 std::string ShortHostname();
 int64_t NowSeconds();
 

@@ -63,7 +63,7 @@ std::optional<Placement> Place(const JobShape& job, const std::vector<NodeView>&
     if (job.ntasks_per_node) here = job.ntasks_per_node;
     uint32_t cpus = job.exclusive ? n.cpus : here * cpt;
     uint64_t mem = MemoryFor(job, cpus);
-    if (!ignore_allocations && mem > free_mem) {
+    if (mem > free_mem) {
       if (required) return std::nullopt;
       continue;
     }

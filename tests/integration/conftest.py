@@ -80,6 +80,23 @@ def processes_mentioning(text):
     return found
 
 
+def session_members(sid):
+    """Pids (alive, not zombies) whose session id is `sid`."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] not in "ZX" and int(fields[3]) == sid:
+            members.append(int(entry))
+    return members
+
+
 def parse_kv(text):
     """scontrol show's Key=Value layout as a dict (values up to the next blank)."""
     return dict(re.findall(r"([A-Za-z][\w/:]*)=(\S*)", text))
@@ -213,8 +230,9 @@ class Cluster:
             kwargs = dict(user=user.uid, group=user.gid, extra_groups=[])
             cwd = cwd or user.home
         cwd = cwd or self.work
-        r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, input=input,
-                           cwd=cwd, env=run_env, timeout=timeout, **kwargs)
+        r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                           encoding="utf-8", errors="backslashreplace", input=input, cwd=cwd,
+                           env=run_env, timeout=timeout, **kwargs)
         if check and r.returncode != 0:
             who = user.name if user else "root"
             pytest.fail(f"command failed as {who} (rc={r.returncode}): {cmd}\n"

@@ -27,13 +27,13 @@ def states(c):
 
 def test_controller_kill9_with_1000_jobs(cluster):
     c = cluster(nodes=4)
+    held = submit_many(c, N_JOBS - 4, ["--hold", "-J", "held"])
     # Two jobs that end while the controller is down, two that outlive its restart.
     short = [c.sbatch(["-J", "short"], "#!/bin/bash\nsleep 2\nexit 3\n") for _ in range(2)]
-    long = [c.sbatch(["-J", "long"], "#!/bin/bash\nsleep 12\nexit 4\n") for _ in range(2)]
+    long = [c.sbatch(["-J", "long"], "#!/bin/bash\nsleep 15\nexit 4\n") for _ in range(2)]
     running = short + long
     for job in running:
         c.wait_job(job, "RUNNING", timeout=30)
-    held = submit_many(c, N_JOBS - len(running), ["--hold", "-J", "held"])
     before = states(c)
     assert set(before) == set(running + held)
     assert all(before[j] == "PENDING" for j in held)

@@ -5,25 +5,25 @@ import os
 import re
 import signal
 
-from conftest import pid_alive, wait_until
+from conftest import session_members, wait_until
 
 SLEEPER = "#!/bin/bash\nsleep 300\n"
 
 
 def kill_node_and_jobs(c, node, jobs):
-    """The node dies whole: its shoald and the supervisors (and tasks) of its jobs."""
-    stepds = [p for p in (c.stepd_pid(node, j) for j in jobs) if p]
+    """The node dies whole: its shoald, and each job's supervisor with every process of the job
+    (a shoal-stepd leads the session its job runs in)."""
+    # A job is RUNNING once the node accepted it, maybe before its stepd wrote its pid.
+    stepds = [wait_until(lambda: c.stepd_pid(node, j), 10, f"{node}'s stepd.pid of job {j}")
+              for j in jobs]
     c.kill_node(node)
-    for pid in stepds:
-        try:
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        wait_until(lambda: not pid_alive(pid), 10, f"stepd {pid} to die")
+    for sid in stepds:
+        for pid in session_members(sid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        wait_until(lambda: not session_members(sid), 10, f"the processes of session {sid} to die")
 
 
 def test_silent_node_goes_down_and_jobs_fail_or_requeue(cluster):

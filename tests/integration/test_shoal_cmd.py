@@ -40,7 +40,7 @@ def test_help_and_version():
     (["start", "--nodes", "0"], "invalid --nodes '0'"),
     (["start", "--nodes"], "option '--nodes' requires an argument"),
     (["start", "--bogus"], "unrecognized option '--bogus'"),
-    (["start", "--conf", "NotKeyValue"], "--conf expects Key=Value"),
+    (["start", "--conf", "NotKeyValue"], "expected Key=Value, got"),
     (["start", "--"], "no command after --"),
     (["stop", "--bogus"], "unrecognized option '--bogus'"),
     (["keygen"], "usage: shoal keygen PATH"),
@@ -72,7 +72,7 @@ def test_keygen(tmp_path):
 def test_start_stop(cluster_dir):
     d = cluster_dir
     r = shoal("start", "--nodes", 2, "--dir", d, "--cpus", 3, "--memory", 1500,
-              "--conf", "MinJobAge=100", "--conf", "NodeName=n2 NodeAddr=127.0.0.1 CPUs=5 Port=0")
+              "--conf", "MinJobAge=100", "--conf", "NodeName=n2 NodeAddr=127.0.0.1 CPUs=5")
     assert r.returncode == 0, r.stderr
     assert f"export SLURM_CONF={d}/etc/slurm.conf PATH={BIN}:$PATH" in r.stdout
 
@@ -82,6 +82,7 @@ def test_start_stop(cluster_dir):
                      re.M)
     assert re.search(r"^SlurmctldPort=\d+$", conf, re.M)
     assert "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" in conf
+    assert re.findall(r"^NodeName=n2.*$", conf, re.M) == ["NodeName=n2 NodeAddr=127.0.0.1 CPUs=5"]
     key = d / "etc" / "slurm.key"
     assert key.stat().st_mode & 0o777 == 0o600
     pids = {p.stem: int(p.read_text()) for p in (d / "run").glob("*.pid")}

@@ -3,7 +3,7 @@ end while it is down are reported once it is back."""
 
 import time
 
-from conftest import pid_alive
+from conftest import pid_alive, wait_until
 
 
 def test_shoald_kill9_jobs_survive(cluster):
@@ -12,8 +12,8 @@ def test_shoald_kill9_jobs_survive(cluster):
     long = c.sbatch(["-w", "n1", "-J", "long"], "#!/bin/bash\nsleep 10\necho long done\nexit 6\n")
     c.wait_job(short, "RUNNING", timeout=30)
     c.wait_job(long, "RUNNING", timeout=30)
-    stepds = [c.stepd_pid("n1", short), c.stepd_pid("n1", long)]
-    assert all(stepds), "no stepd.pid in the spool"
+    stepds = [wait_until(lambda: c.stepd_pid("n1", j), 10, f"the stepd.pid of job {j}")
+              for j in (short, long)]
 
     c.kill_node("n1")
     assert all(pid_alive(p) for p in stepds), "job supervisors died with shoald"

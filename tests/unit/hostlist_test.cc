@@ -136,9 +136,16 @@ TEST(CompressHostlist, SuffixesAndNonNumeric) {
 }
 
 TEST(Hostlist, RoundTrip) {
-  const char* exprs[] = {"n[1-3,5]",         "gpu[01-04,07],cpu-[1-3]", "a1,b[2-3]", "n[08-11]",
-                         "n[1-2]-ib",        "login,n[1-100]",          "x",         "n[098-101]",
-                         "r1n[1-2],r2n[1-2]", "n[1,02]"};
+  const char* exprs[] = {"n[1-3,5]",
+                         "gpu[01-04,07],cpu-[1-3]",
+                         "a1,b[2-3]",
+                         "n[08-11]",
+                         "n[1-2]-ib",
+                         "login,n[1-100]",
+                         "x",
+                         "n[098-101]",
+                         "r1n[1-2],r2n[1-2]",
+                         "n[1,02]"};
   for (const char* e : exprs) {
     Names names = Expand(e);
     std::string compressed = CompressHostlist(names);

@@ -106,7 +106,7 @@ class FakeController {
   }
 
   // Sends a command on the node's stream and waits for the answer.
-  pb::Response Command(const pb::Request& req) {
+  pb::Response Command(const pb::Request& req, uint32_t uid = 0) {
     std::mutex mu;
     std::condition_variable cv;
     bool done = false;
@@ -120,9 +120,10 @@ class FakeController {
       };
       if (!node_) return finish(ErrorResponse(ErrorCode::kUnavailable, "no node"));
       std::string body = req.SerializeAsString();
-      node_->Send(req, key_.Sign(0, 0, body, ::time(nullptr)), [finish](Result<pb::Response> r) {
-        finish(r ? *r : ErrorResponse(ErrorCode::kUnavailable, r.error()));
-      });
+      node_->Send(req, key_.Sign(uid, uid, body, ::time(nullptr)),
+                  [finish](Result<pb::Response> r) {
+                    finish(r ? *r : ErrorResponse(ErrorCode::kUnavailable, r.error()));
+                  });
     });
     std::unique_lock lock(mu);
     if (!cv.wait_for(lock, 15s, [&] { return done; }))
@@ -193,7 +194,9 @@ class NodedE2E : public ::testing::Test {
   void TearDown() override {
     StopShoald(SIGTERM);
     ctl_.reset();
-    if (!dir_.empty() && !::testing::Test::HasFailure()) (void)noded::RemoveTree(dir_);
+    // SHOAL_TEST_KEEP=1 keeps the directory (logs, spool) for inspection.
+    if (!dir_.empty() && !::testing::Test::HasFailure() && !std::getenv("SHOAL_TEST_KEEP"))
+      (void)noded::RemoveTree(dir_);
   }
 
   void StartShoald() {
@@ -307,7 +310,7 @@ TEST_F(NodedE2E, RunsAsTheUser) {
   ASSERT_TRUE(ctl_->WaitComplete(2, &done));
   EXPECT_EQ(done.exit_status(), 0) << done.failure();
   EXPECT_EQ(ReadFile(work_ + "/slurm-2.out"), "65534\n65534\n");
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat((work_ + "/slurm-2.out").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 65534u);
 }
@@ -338,8 +341,7 @@ TEST_F(NodedE2E, UnwritableOutputIsALaunchFailure) {
   pb::JobCompleteRequest done;
   ASSERT_TRUE(ctl_->WaitComplete(5, &done));
   EXPECT_TRUE(done.launch_failed());
-  EXPECT_NE(done.failure().find("Could not open stdout file"), std::string::npos)
-      << done.failure();
+  EXPECT_NE(done.failure().find("Could not open stdout file"), std::string::npos) << done.failure();
 }
 
 TEST_F(NodedE2E, TerminatesOnRequest) {
@@ -412,6 +414,74 @@ TEST_F(NodedE2E, KillsLeftoverDaemons) {
   ASSERT_GT(daemon, 0);
   std::this_thread::sleep_for(100ms);
   EXPECT_NE(::kill(daemon, 0), 0) << "leftover process " << daemon << " still alive";
+}
+
+TEST_F(NodedE2E, JobInheritsNoDaemonDescriptors) {
+  ASSERT_EQ(ctl_->Command(LaunchReq(50,
+                                    "#!/bin/sh\nfor f in /proc/$$/fd/*; do readlink $f; "
+                                    "done | grep -c -e socket -e pipe -e anon_inode\n"))
+                .rc(),
+            0);
+  pb::JobCompleteRequest done;
+  ASSERT_TRUE(ctl_->WaitComplete(50, &done));
+  EXPECT_EQ(ReadFile(work_ + "/slurm-50.out"), "0\n");
+}
+
+TEST_F(NodedE2E, RefusesCommandsFromUsers) {
+  pb::Response r = ctl_->Command(LaunchReq(60, "#!/bin/sh\ntrue\n"), 1000);
+  EXPECT_EQ(r.rc(), static_cast<int>(ErrorCode::kAccessDenied));
+  EXPECT_FALSE(noded::FileExists(noded::JobDir(spool_, 60)));
+}
+
+TEST_F(NodedE2E, DynamicNodeRegistersItsOwnResources) {
+  std::string shoald = BuildDir() + "/sbin/shoald";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int fd = ::open((dir_ + "/dyn.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, 2);
+    ::execl(shoald.c_str(), shoald.c_str(), "-D", "-Z", "--conf",
+            "CPUs=3 RealMemory=1500 Features=a,b Gres=gpu:2", "-f", conf_path_.c_str(), "-N",
+            "dyn1", nullptr);
+    ::_exit(127);
+  }
+  pb::NodeRegisterRequest reg;
+  bool got = ctl_->WaitRegistered(&reg);
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(got) << ReadFile(dir_ + "/dyn.log");
+  EXPECT_EQ(reg.name(), "dyn1");
+  EXPECT_TRUE(reg.dynamic());
+  EXPECT_EQ(reg.cpus(), 3u);
+  EXPECT_EQ(reg.real_memory_mb(), 1500u);
+  ASSERT_EQ(reg.features_size(), 2);
+  EXPECT_EQ(reg.features(1), "b");
+  EXPECT_EQ(reg.gres(), "gpu:2");
+  EXPECT_TRUE(noded::FileExists(dir_ + "/spool/dyn1/shoald.sock"));
+}
+
+TEST_F(NodedE2E, ManyShortJobs) {
+  constexpr uint32_t kJobs = 50;
+  auto start = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < kJobs; ++i) {
+    pb::Request req = LaunchReq(100 + i, "#!/bin/sh\ntrue\n");
+    req.mutable_launch_batch()->mutable_job()->mutable_spec()->set_std_out("/dev/null");
+    ASSERT_EQ(ctl_->Command(req).rc(), 0);
+  }
+  auto launched = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < kJobs; ++i) {
+    pb::JobCompleteRequest done;
+    ASSERT_TRUE(ctl_->WaitComplete(100 + i, &done)) << i;
+    EXPECT_EQ(done.exit_status(), 0);
+  }
+  auto finished = std::chrono::steady_clock::now();
+  using std::chrono::duration_cast;
+  using std::chrono::microseconds;
+  std::printf("%u jobs: launches acked in %lld us (%.2f ms each), all complete after %lld us\n",
+              kJobs, static_cast<long long>(duration_cast<microseconds>(launched - start).count()),
+              duration_cast<microseconds>(launched - start).count() / 1000.0 / kJobs,
+              static_cast<long long>(duration_cast<microseconds>(finished - start).count()));
+  for (uint32_t i = 0; i < kJobs; ++i) EXPECT_TRUE(JobDirGone(100 + i));
 }
 
 }  // namespace

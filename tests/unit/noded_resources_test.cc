@@ -55,8 +55,7 @@ TEST(NodeResources, DetectedFallbacks) {
 
 TEST(NodeResources, ProcParsers) {
   EXPECT_EQ(ParseMeminfoMB("MemTotal:       16384000 kB\nMemFree: 1024 kB\n", "MemTotal"), 16000u);
-  EXPECT_EQ(ParseMeminfoMB("MemTotal: 2048 kB\nMemAvailable: 1048576 kB\n", "MemAvailable"),
-            1024u);
+  EXPECT_EQ(ParseMeminfoMB("MemTotal: 2048 kB\nMemAvailable: 1048576 kB\n", "MemAvailable"), 1024u);
   EXPECT_EQ(ParseMeminfoMB("MemTotal: 2048 kB\n", "MemAvailable"), 0u);
   EXPECT_EQ(ParseBootTime("cpu 1 2 3\nintr 5\nbtime 1700000000\nprocesses 9\n"), 1700000000);
   EXPECT_EQ(ParseBootTime("cpu 1\n"), 0);

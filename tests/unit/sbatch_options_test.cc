@@ -85,13 +85,53 @@ TEST(SbatchCommandLine, TimeInEveryForm) {
 }
 
 TEST(SbatchCommandLine, LongAndShortForms) {
-  auto r = Build({"-J", "name", "-p", "debug", "-A", "acct", "-q", "high", "-o", "out-%j",
-                  "-e", "err-%j", "-i", "in.txt", "-N", "2-4", "-n", "8", "-c", "2",
-                  "--ntasks-per-node=4", "--mem=4G", "--gres=gpu:a100:2", "-G", "1",
-                  "-w", "n[1-2]", "-x", "n3", "-C", "ib", "-d", "afterok:5", "-a", "1-3",
-                  "-L", "lic:2", "--comment=hi there", "--wckey=wk", "--reservation=r",
-                  "--mail-type=END,FAIL", "--mail-user=me@x", "--mincpus=4", "-O",
-                  "--exclusive", "-H", "job.sh"});
+  auto r = Build({"-J",
+                  "name",
+                  "-p",
+                  "debug",
+                  "-A",
+                  "acct",
+                  "-q",
+                  "high",
+                  "-o",
+                  "out-%j",
+                  "-e",
+                  "err-%j",
+                  "-i",
+                  "in.txt",
+                  "-N",
+                  "2-4",
+                  "-n",
+                  "8",
+                  "-c",
+                  "2",
+                  "--ntasks-per-node=4",
+                  "--mem=4G",
+                  "--gres=gpu:a100:2",
+                  "-G",
+                  "1",
+                  "-w",
+                  "n[1-2]",
+                  "-x",
+                  "n3",
+                  "-C",
+                  "ib",
+                  "-d",
+                  "afterok:5",
+                  "-a",
+                  "1-3",
+                  "-L",
+                  "lic:2",
+                  "--comment=hi there",
+                  "--wckey=wk",
+                  "--reservation=r",
+                  "--mail-type=END,FAIL",
+                  "--mail-user=me@x",
+                  "--mincpus=4",
+                  "-O",
+                  "--exclusive",
+                  "-H",
+                  "job.sh"});
   const auto& s = r.spec;
   EXPECT_EQ(s.name(), "name");
   EXPECT_EQ(s.partition(), "debug");
@@ -343,18 +383,17 @@ TEST(SbatchBuild, GpusPerNodeBecomesGres) {
 
 TEST(SbatchErrors, BadValues) {
   EXPECT_EQ(BuildError({"--time=abc", "j"}), "sbatch: error: Invalid --time specification");
-  EXPECT_EQ(BuildError({"--time-min=x", "j"}),
-            "sbatch: error: Invalid --time-min specification");
+  EXPECT_EQ(BuildError({"--time-min=x", "j"}), "sbatch: error: Invalid --time-min specification");
   EXPECT_EQ(BuildError({"--mem=4X", "j"}), "sbatch: error: invalid memory constraint: 4X");
   EXPECT_EQ(BuildError({"--mem-per-cpu=lots", "j"}),
             "sbatch: error: invalid memory constraint: lots");
   EXPECT_EQ(BuildError({"-N", "0", "j"}), "sbatch: error: Invalid node count specification: 0");
-  EXPECT_EQ(BuildError({"-N", "4-2", "j"}),
-            "sbatch: error: Invalid node count specification: 4-2");
-  EXPECT_EQ(BuildError({"-N", "two", "j"}),
-            "sbatch: error: Invalid node count specification: two");
-  EXPECT_EQ(BuildError({"-n", "x", "j"}), "sbatch: error: Invalid numeric value \"x\" for --ntasks.");
-  EXPECT_EQ(BuildError({"-n", "0", "j"}), "sbatch: error: Invalid numeric value \"0\" for --ntasks.");
+  EXPECT_EQ(BuildError({"-N", "4-2", "j"}), "sbatch: error: Invalid node count specification: 4-2");
+  EXPECT_EQ(BuildError({"-N", "two", "j"}), "sbatch: error: Invalid node count specification: two");
+  EXPECT_EQ(BuildError({"-n", "x", "j"}),
+            "sbatch: error: Invalid numeric value \"x\" for --ntasks.");
+  EXPECT_EQ(BuildError({"-n", "0", "j"}),
+            "sbatch: error: Invalid numeric value \"0\" for --ntasks.");
   EXPECT_EQ(BuildError({"-c", "-1", "j"}),
             "sbatch: error: Invalid numeric value \"-1\" for --cpus-per-task.");
   EXPECT_EQ(BuildError({"--ntasks-per-node=a", "j"}),
@@ -364,8 +403,7 @@ TEST(SbatchErrors, BadValues) {
   EXPECT_EQ(BuildError({"--signal=FOO", "j"}), "sbatch: error: Invalid --signal specification");
   EXPECT_EQ(BuildError({"--signal=USR1@70000", "j"}),
             "sbatch: error: Invalid --signal specification");
-  EXPECT_EQ(BuildError({"--signal=X:USR1", "j"}),
-            "sbatch: error: Invalid --signal specification");
+  EXPECT_EQ(BuildError({"--signal=X:USR1", "j"}), "sbatch: error: Invalid --signal specification");
   EXPECT_EQ(BuildError({"--open-mode=sideways", "j"}),
             "sbatch: error: Invalid --open-mode argument: sideways (expected append or truncate)");
   EXPECT_EQ(BuildError({"--array=5-1", "j"}), "sbatch: error: Invalid --array specification: 5-1");
@@ -519,13 +557,12 @@ TEST(SbatchPrecedence, RequeueFlagsAcrossSources) {
 }
 
 TEST(SbatchEnvVars, ValuesAndFlags) {
-  auto ctx = Ctx({"SBATCH_ACCOUNT=a", "SBATCH_QOS=q", "SBATCH_TIMELIMIT=1:00:00",
-                  "SBATCH_OUTPUT=o.txt", "SBATCH_ERROR=e.txt", "SBATCH_INPUT=i.txt",
-                  "SBATCH_GRES=gpu:1", "SBATCH_GPUS=2", "SBATCH_MEM_PER_CPU=500",
-                  "SBATCH_ARRAY_INX=1-4", "SBATCH_OPEN_MODE=append", "SBATCH_WAIT=yes",
-                  "SBATCH_EXCLUSIVE=", "SBATCH_CONSTRAINT=ib", "SBATCH_RESERVATION=res",
-                  "SBATCH_WCKEY=wk", "SBATCH_SIGNAL=B:USR1@30", "SBATCH_OVERCOMMIT=1",
-                  "SBATCH_DEBUG=1"});
+  auto ctx =
+      Ctx({"SBATCH_ACCOUNT=a", "SBATCH_QOS=q", "SBATCH_TIMELIMIT=1:00:00", "SBATCH_OUTPUT=o.txt",
+           "SBATCH_ERROR=e.txt", "SBATCH_INPUT=i.txt", "SBATCH_GRES=gpu:1", "SBATCH_GPUS=2",
+           "SBATCH_MEM_PER_CPU=500", "SBATCH_ARRAY_INX=1-4", "SBATCH_OPEN_MODE=append",
+           "SBATCH_WAIT=yes", "SBATCH_EXCLUSIVE=", "SBATCH_CONSTRAINT=ib", "SBATCH_RESERVATION=res",
+           "SBATCH_WCKEY=wk", "SBATCH_SIGNAL=B:USR1@30", "SBATCH_OVERCOMMIT=1", "SBATCH_DEBUG=1"});
   auto r = Build({"j"}, kPlain, ctx);
   const auto& s = r.spec;
   EXPECT_EQ(s.account(), "a");
@@ -591,10 +628,10 @@ TEST(SbatchWrap, NoScriptArguments) {
 }
 
 TEST(SbatchWrap, PipelineExample) {
-  auto cl = Cl({"--parsable", "-J", "pre", "--array=0-7%3", "-t", "2", "-o", "pre-%A_%a.out",
-                "--wrap",
-                "echo \"task ${SLURM_ARRAY_TASK_ID} of ${SLURM_ARRAY_TASK_COUNT}\" > "
-                "part-${SLURM_ARRAY_TASK_ID}.txt"});
+  auto cl =
+      Cl({"--parsable", "-J", "pre", "--array=0-7%3", "-t", "2", "-o", "pre-%A_%a.out", "--wrap",
+          "echo \"task ${SLURM_ARRAY_TASK_ID} of ${SLURM_ARRAY_TASK_COUNT}\" > "
+          "part-${SLURM_ARRAY_TASK_ID}.txt"});
   auto r = BuildSbatchRequest(cl, WrapScript(*cl.wrap), Ctx());
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_TRUE(r->parsable);

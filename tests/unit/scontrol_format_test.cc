@@ -33,7 +33,7 @@ pb::JobRecord RunningJob() {
   s->set_gid(0);
   s->set_user_name("root");
   s->set_work_dir("/home/u");
-  s->add_argv("/home/u/job.sh");
+  s->set_command("/home/u/job.sh");
   s->set_submit_host("login1");
   s->set_mem_per_node_mb(1000);
   s->set_partition("debug");
@@ -222,6 +222,18 @@ TEST_F(ScontrolFormatTest, TimeLimitSentinels) {
   EXPECT_EQ(FormatLimitMinutes(0, "NONE"), "00:00:00");
   EXPECT_EQ(FormatLimitMinutes(60, "NONE"), "01:00:00");
   EXPECT_EQ(FormatLimitMinutes(2 * 1440 + 61, "NONE"), "2-01:01:00");
+}
+
+TEST_F(ScontrolFormatTest, TimeMinAndExclusiveUser) {
+  pb::JobRecord j = RunningJob();
+  j.mutable_spec()->set_time_min(30);
+  j.mutable_spec()->set_exclusive(true);
+  j.mutable_spec()->set_exclusive_mode("user");
+  std::string text = FormatJob(j, kBase + 3601, {}, names_);
+  EXPECT_NE(text.find("TimeLimit=01:00:00 TimeMin=00:30:00\n"), std::string::npos);
+  EXPECT_NE(text.find("   OverSubscribe=USER Contiguous=0"), std::string::npos);
+  j.mutable_spec()->set_time_min(kTimeNoVal);
+  EXPECT_NE(FormatJob(j, kBase, {}, names_).find("TimeMin=N/A\n"), std::string::npos);
 }
 
 TEST_F(ScontrolFormatTest, UnlimitedRunningJobHasUnknownEnd) {

@@ -75,6 +75,13 @@ pb::NodeQueryResponse Cluster() {
   pb::PartitionRecord hidden = Part("hidden", {"n1"});
   hidden.set_hidden(true);
   *r.add_partitions() = hidden;
+  for (const pb::PartitionRecord& p : r.partitions()) {
+    for (const std::string& name : p.nodes()) {
+      for (pb::NodeRecord& n : *r.mutable_nodes()) {
+        if (n.name() == name) n.add_partitions(p.name());
+      }
+    }
+  }
   r.set_server_time(kNow);
   return r;
 }
@@ -112,10 +119,10 @@ TEST(SinfoFormat, HiddenPartitionsAndLongNames) {
   SinfoFormatOptions o;
   o.no_header = true;
   EXPECT_EQ(Format(o, f),
-            "debug*    up      30:00      1    mix n4\n"
-            "debug*    up      30:00      1  alloc n3\n"
-            "debug*    up      30:00      2   idle n[1-2]\n"
-            "hidden    up   infinite      1   idle n1\n");
+            "debug*       up      30:00      1    mix n4\n"
+            "debug*       up      30:00      1  alloc n3\n"
+            "debug*       up      30:00      2   idle n[1-2]\n"
+            "hidden       up   infinite      1   idle n1\n");
   pb::NodeQueryResponse r = Cluster();
   r.mutable_partitions(1)->set_name("a_very_long_partition");
   SinfoFilter g;
@@ -155,9 +162,9 @@ TEST(SinfoFormat, NodeOrientedLong) {
   EXPECT_EQ(Format(o, f),
             "NODELIST  NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE "
             "REASON              \n"
-            "n5            1     batch     drained    4    1:4:1   1000        0      1 (null)   "
+            "n5            1 batch         drained    4    1:4:1   1000        0      1   (null) "
             "bad disk            \n"
-            "n7            1     batch        idle    8    1:8:1   1000        0      1 (null)   "
+            "n7            1 batch            idle    8    1:8:1   1000        0      1   (null) "
             "none                \n");
 }
 
@@ -206,7 +213,7 @@ TEST(SinfoFormat, PercentCodes) {
   f.partitions = {"batch"};
   f.states = *ParseSinfoStates("alloc,mix");
   EXPECT_EQ(Format(o, f),
-            "PARTITION|NODES|CPUS(A/I/O/T)|NODES(A/I)|CPUS|MEMORY|S:C:T|TIMELIMIT|DEFAULTTIME|AVAIL\n"
+            "PARTITION|NOD|CPUS(A/I/O/T)|NODES(A/I)|CPUS|MEMORY|S:C:T|TIMELIMIT|DEFAULTTIME|AVAIL\n"
             "batch|  3|14/2/0/16|3/0|4+|1000|1:4+:1|infinite|n/a|up\n");
 }
 
@@ -256,7 +263,7 @@ TEST(SinfoFormat, CustomSort) {
   SinfoFilter f;
   f.partitions = {"debug", "batch"};
   EXPECT_EQ(Format(o, f),
-            "batch down*\nbatch idle\nbatch drain\nbatch alloc\nbatch mix\n"
+            "batch idle\nbatch alloc\nbatch mix\nbatch drain\nbatch down*\n"
             "debug* idle\ndebug* alloc\ndebug* mix\n");
 }
 
@@ -292,7 +299,7 @@ TEST(SinfoFormat, FilteredOutPartitionsDisappear) {
   f.states = *ParseSinfoStates("down");
   SinfoFormatOptions o;
   o.no_header = true;
-  EXPECT_EQ(Format(o, f), "batch     up   infinite      1  down* n6\n");
+  EXPECT_EQ(Format(o, f), "batch        up   infinite      1  down* n6\n");
 }
 
 TEST(SinfoFormat, Json) {

@@ -38,7 +38,8 @@ struct FakeFs {
       if (star == std::string::npos) return std::vector<std::string>{pattern};
       std::string prefix = pattern.substr(0, star), suffix = pattern.substr(star + 1);
       for (const auto& [path, text] : files) {
-        if (path.size() >= prefix.size() + suffix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+        if (path.size() >= prefix.size() + suffix.size() &&
+            path.compare(0, prefix.size(), prefix) == 0 &&
             path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0 &&
             path.find('/', prefix.size()) == std::string::npos) {
           out.push_back(path);
@@ -336,8 +337,7 @@ TEST(SlurmConfNodes, Errors) {
   EXPECT_EQ(ParseErr("NodeName=n[3-1]\n"),
             "slurm.conf:1: invalid hostlist: n[3-1] (descending range)");
   EXPECT_EQ(ParseErr("NodeName=n[1-3\n").rfind("slurm.conf:1: invalid hostlist", 0), 0u);
-  EXPECT_EQ(ParseErr("NodeName=n[1-3]\nNodeName=n2\n"),
-            "slurm.conf:2: duplicate node name 'n2'");
+  EXPECT_EQ(ParseErr("NodeName=n[1-3]\nNodeName=n2\n"), "slurm.conf:2: duplicate node name 'n2'");
   EXPECT_EQ(ParseErr("NodeName=n1,n1\n"), "slurm.conf:1: duplicate node name 'n1'");
   EXPECT_EQ(ParseErr("NodeName=n[1-3] NodeAddr=a[1-2]\n"),
             "slurm.conf:1: NodeAddr count (2) does not match NodeName count (3)");
@@ -511,8 +511,10 @@ TEST(SlurmConfPartitions, NodeSets) {
 
   EXPECT_EQ(ParseErr("NodeName=n1\nNodeSet=n1 Nodes=n1\n"),
             "slurm.conf:2: NodeSet 'n1' clashes with a node name");
-  EXPECT_EQ(ParseErr("NodeName=n1\nNodeSet=s Nodes=n2\n"), "slurm.conf:2: nodeset s: unknown node 'n2'");
-  EXPECT_EQ(ParseErr("NodeName=n1\nNodeSet=s Nodes=s\n"), "slurm.conf:2: nodeset s: unknown node 's'");
+  EXPECT_EQ(ParseErr("NodeName=n1\nNodeSet=s Nodes=n2\n"),
+            "slurm.conf:2: nodeset s: unknown node 'n2'");
+  EXPECT_EQ(ParseErr("NodeName=n1\nNodeSet=s Nodes=s\n"),
+            "slurm.conf:2: nodeset s: unknown node 's'");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -521,7 +523,8 @@ TEST(SlurmConfPartitions, NodeSets) {
 TEST(SlurmConfInclude, RelativeToIncludingFile) {
   FakeFs fs;
   fs.files["/etc/slurm/nodes.conf"] = "NodeName=n[1-2] CPUs=4\n";
-  fs.files["/etc/slurm/parts/p.conf"] = "PartitionName=p Nodes=ALL Default=YES\nInclude more.conf\n";
+  fs.files["/etc/slurm/parts/p.conf"] =
+      "PartitionName=p Nodes=ALL Default=YES\nInclude more.conf\n";
   fs.files["/etc/slurm/parts/more.conf"] = "KillWait=9\n";
   SlurmConf c = ParseOk(
       "ClusterName=c\n"
@@ -560,8 +563,9 @@ TEST(SlurmConfInclude, ErrorsNameTheIncludedFile) {
   fs.files["/c/dup.conf"] = "NodeName=n1\n";
   EXPECT_EQ(ParseErr("NodeName=n1\nInclude dup.conf\n", &fs, "/c/slurm.conf"),
             "/c/dup.conf:1: duplicate node name 'n1'");
-  EXPECT_EQ(ParseErr("\nInclude missing.conf\n", &fs, "/c/slurm.conf"),
-            "/c/slurm.conf:2: Include: could not read '/c/missing.conf': No such file or directory");
+  EXPECT_EQ(
+      ParseErr("\nInclude missing.conf\n", &fs, "/c/slurm.conf"),
+      "/c/slurm.conf:2: Include: could not read '/c/missing.conf': No such file or directory");
   fs.files["/c/warn.conf"] = "Bogus=1\n";
   SlurmConf c = ParseOk("Include warn.conf\n", &fs, "/c/slurm.conf");
   EXPECT_EQ(c.warnings, (Names{"/c/warn.conf:1: unknown key 'Bogus' ignored"}));
@@ -698,8 +702,10 @@ PartitionName=long Nodes=dev[9-17] MaxTime=120 AllowGroups=admin
 TEST(SlurmConf, LargeClusterParsesQuickly) {
   std::string text = "ClusterName=big\nSlurmctldHost=head\n";
   for (int rack = 0; rack < 100; ++rack) {
-    text += "NodeName=r" + std::to_string(rack) + "n[0001-1000] CPUs=64 RealMemory=256000 "
-            "Features=rack" + std::to_string(rack) + " Gres=gpu:4\n";
+    text += "NodeName=r" + std::to_string(rack) +
+            "n[0001-1000] CPUs=64 RealMemory=256000 "
+            "Features=rack" +
+            std::to_string(rack) + " Gres=gpu:4\n";
   }
   text += "PartitionName=all Nodes=ALL Default=YES MaxTime=1-00:00:00\n";
   text += "PartitionName=first Nodes=r0n[0001-1000],r1n[0001-1000]\n";

@@ -17,19 +17,19 @@ uint32_t Minutes(const char* text) {
 }
 
 TEST(ParseTimeLimit, AllFormats) {
-  EXPECT_EQ(Minutes("5"), 5u);          // minutes
-  EXPECT_EQ(Minutes("0"), 0u);          // zero: callers apply "no limit" where Slurm does
-  EXPECT_EQ(Minutes("5:00"), 5u);       // minutes:seconds
-  EXPECT_EQ(Minutes("0:30"), 1u);       // seconds round up
+  EXPECT_EQ(Minutes("5"), 5u);     // minutes
+  EXPECT_EQ(Minutes("0"), 0u);     // zero: callers apply "no limit" where Slurm does
+  EXPECT_EQ(Minutes("5:00"), 5u);  // minutes:seconds
+  EXPECT_EQ(Minutes("0:30"), 1u);  // seconds round up
   EXPECT_EQ(Minutes("1:30"), 2u);
-  EXPECT_EQ(Minutes("1:00:00"), 60u);   // hours:minutes:seconds
+  EXPECT_EQ(Minutes("1:00:00"), 60u);  // hours:minutes:seconds
   EXPECT_EQ(Minutes("1:00:01"), 61u);
-  EXPECT_EQ(Minutes("2-0"), 2880u);     // days-hours
+  EXPECT_EQ(Minutes("2-0"), 2880u);  // days-hours
   EXPECT_EQ(Minutes("1-2"), 1560u);
-  EXPECT_EQ(Minutes("1-2:30"), 1590u);  // days-hours:minutes
-  EXPECT_EQ(Minutes("1-0:0:1"), 1441u); // days-hours:minutes:seconds
+  EXPECT_EQ(Minutes("1-2:30"), 1590u);   // days-hours:minutes
+  EXPECT_EQ(Minutes("1-0:0:1"), 1441u);  // days-hours:minutes:seconds
   EXPECT_EQ(Minutes("0-00:05:00"), 5u);
-  EXPECT_EQ(Minutes("90"), 90u);        // fields are not range-checked, like Slurm
+  EXPECT_EQ(Minutes("90"), 90u);  // fields are not range-checked, like Slurm
   EXPECT_EQ(Minutes(" 10 "), 10u);
 }
 
@@ -186,7 +186,7 @@ TEST_F(BeginTime, Now) {
 TEST_F(BeginTime, TimeOfDay) {
   EXPECT_EQ(Begin("16:00"), kMidnight + 16 * 3600);
   EXPECT_EQ(Begin("16:00:30"), kMidnight + 16 * 3600 + 30);
-  EXPECT_EQ(Begin("14:30"), kNow);                         // exactly now: today
+  EXPECT_EQ(Begin("14:30"), kNow);                          // exactly now: today
   EXPECT_EQ(Begin("10:00"), kMidnight + kDay + 10 * 3600);  // past: tomorrow
   EXPECT_EQ(Begin("4pm"), kMidnight + 16 * 3600);
   EXPECT_EQ(Begin("4:15PM"), kMidnight + 16 * 3600 + 15 * 60);
@@ -201,8 +201,8 @@ TEST_F(BeginTime, TimeOfDay) {
 }
 
 TEST_F(BeginTime, Dates) {
-  const int64_t apr1 = kMidnight + 22 * kDay;     // 2026-04-01
-  const int64_t mar1_2027 = 1803859200;           // 2027-03-01
+  const int64_t apr1 = kMidnight + 22 * kDay;  // 2026-04-01
+  const int64_t mar1_2027 = 1803859200;        // 2027-03-01
   EXPECT_EQ(Begin("0401"), apr1);
   EXPECT_EQ(Begin("040126"), apr1);
   EXPECT_EQ(Begin("04/01"), apr1);

@@ -1,0 +1,78 @@
+#include "common/rpc.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <thread>
+
+namespace shoal {
+namespace {
+
+TEST(Rpc, FrameRoundTrip) {
+  pb::Frame f;
+  f.set_id(42);
+  f.set_body("hello");
+  std::string wire = EncodeFrame(f);
+  ASSERT_EQ(wire.size(), 4 + f.ByteSizeLong());
+  EXPECT_EQ(static_cast<unsigned char>(wire[0]), f.ByteSizeLong());
+  auto back = DecodeFrameBody(std::string_view(wire).substr(4));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->id(), 42u);
+  EXPECT_EQ(back->body(), "hello");
+}
+
+TEST(Rpc, GarbageIsAnErrorNotACrash) {
+  EXPECT_FALSE(DecodeFrameBody("\xff\xff\xff\xff\xff"));
+}
+
+// A server on loopback answers a blocking client; garbage from another client closes only that
+// connection.
+TEST(Rpc, ClientServerAndGarbage) {
+  asio::io_context io;
+  auto server = RpcServer::Listen(
+      io, "127.0.0.1:0",
+      [](const RpcConnectionPtr&, const pb::Credential& cred, const std::string& body,
+         Responder respond) {
+        pb::Request req;
+        pb::Response resp;
+        if (!req.ParseFromString(body) || !req.has_ping()) {
+          respond(ErrorResponse(ErrorCode::kProtocol, "bad"));
+          return;
+        }
+        resp.mutable_ping()->set_controller("uid" + std::to_string(cred.uid()));
+        respond(resp);
+      });
+  ASSERT_TRUE(server) << server.error();
+  uint16_t port = (*server)->port();
+  std::thread loop([&] { io.run(); });
+
+  // Garbage first.
+  {
+    auto c = RpcClient::Connect("127.0.0.1:" + std::to_string(port), 2000);
+    ASSERT_TRUE(c);
+    const char junk[] = "\x05\x00\x00\x00GARBAGE-GARBAGE";
+    ASSERT_GT(::send(c->fd(), junk, sizeof(junk), MSG_NOSIGNAL), 0);
+  }
+  auto c = RpcClient::Connect("127.0.0.1:" + std::to_string(port), 2000);
+  ASSERT_TRUE(c);
+  pb::Request req;
+  req.mutable_ping();
+  pb::Credential cred;
+  cred.set_uid(77);
+  auto r = c->Call(req, cred, 2000);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->ping().controller(), "uid77");
+  io.stop();
+  loop.join();
+}
+
+TEST(Rpc, ConnectFailureIsReported) {
+  auto c = RpcClient::Connect("127.0.0.1:1", 500);
+  EXPECT_FALSE(c);
+  EXPECT_FALSE(RpcClient::Connect("no-port", 500));
+}
+
+}  // namespace
+}  // namespace shoal
