@@ -148,9 +148,15 @@ Result<pb::Credential> CredentialSource::For(std::string_view body) {
 
 AuthPaths AuthPathsFor(const std::string& slurm_conf_path, const std::string& auth_info) {
   AuthPaths paths;
+  // Absolute, so a daemon started with "-f etc/slurm.conf" hands its children a usable path.
+  std::string conf = slurm_conf_path;
+  if (!conf.empty() && conf[0] != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof(cwd))) conf = std::string(cwd) + "/" + conf;
+  }
   std::string dir = ".";
-  if (auto slash = slurm_conf_path.rfind('/'); slash != std::string::npos)
-    dir = slurm_conf_path.substr(0, slash == 0 ? 1 : slash);
+  if (auto slash = conf.rfind('/'); slash != std::string::npos)
+    dir = conf.substr(0, slash == 0 ? 1 : slash);
   paths.key_file = dir + "/slurm.key";
   paths.agent_socket = "/run/shoal/auth.sock";
   // AuthInfo is a comma-separated list of key=value options.

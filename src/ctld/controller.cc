@@ -213,6 +213,7 @@ void Controller::LoadState() {
   next_job_id_ = high_water;
   int64_t now = Now();
   for (auto& [id, job] : jobs_) {
+    IndexArrayTask(job);
     if (job.state() == pb::JOB_PENDING) AddPending(job);
     // Resources stay allocated to running and completing jobs until their nodes report back.
     if (job.state() == pb::JOB_RUNNING || job.completing()) {
@@ -304,13 +305,20 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       return;
     }
     case pb::Request::kSubmitJob: {
-      pb::JobRecord* job = nullptr;
-      pb::Response r = Submit(cred, *req.mutable_submit_job(), &job);
-      if (r.rc() != 0 || !job) {
+      std::vector<pb::JobRecord*> created;
+      pb::Response r = Submit(cred, *req.mutable_submit_job(), &created);
+      if (r.rc() != 0 || created.empty()) {
         respond(r);
         return;
       }
-      PersistJob(*job, [this, respond, r] {
+      std::vector<pb::JournalRecord> recs;
+      recs.reserve(created.size());
+      for (auto* job : created) {
+        pb::JournalRecord rec;
+        *rec.mutable_job() = *job;
+        recs.push_back(std::move(rec));
+      }
+      Persist(std::move(recs), [this, respond, r] {
         respond(r);
         ScheduleSoon();
       });
@@ -417,6 +425,20 @@ const Controller::Partition* Controller::DefaultPartition() const {
   for (const auto& p : partitions_)
     if (p.rec.is_default()) return &p;
   return partitions_.empty() ? nullptr : &partitions_.front();
+}
+
+void Controller::IndexArrayTask(const pb::JobRecord& job) {
+  if (job.array_task_id() != kNoArrayTask && job.array_job_id() != 0)
+    array_tasks_[job.array_job_id()].push_back(job.job_id());
+}
+
+void Controller::UnindexArrayTask(const pb::JobRecord& job) {
+  if (job.array_task_id() == kNoArrayTask || job.array_job_id() == 0) return;
+  auto it = array_tasks_.find(job.array_job_id());
+  if (it == array_tasks_.end()) return;
+  auto& v = it->second;
+  v.erase(std::remove(v.begin(), v.end(), job.job_id()), v.end());
+  if (v.empty()) array_tasks_.erase(it);
 }
 
 void Controller::AddPending(const pb::JobRecord& job) {

@@ -67,7 +67,11 @@ class Controller {
 
   // --- jobs (jobs.cc)
   pb::Response Submit(const pb::Credential& cred, pb::SubmitJobRequest& req,
-                      pb::JobRecord** created);
+                      std::vector<pb::JobRecord*>* created);
+  // Dependency state of a pending job: "" when satisfied, else Slurm's reason.
+  std::string DependencyReason(const pb::JobRecord& job, int64_t now);
+  void IndexArrayTask(const pb::JobRecord& job);
+  void UnindexArrayTask(const pb::JobRecord& job);
   pb::Response Cancel(const pb::Credential& cred, const pb::CancelJobRequest& req,
                       std::vector<pb::JobRecord*>* changed);
   pb::Response UpdateJob(const pb::Credential& cred, const pb::UpdateJobRequest& req,
@@ -133,6 +137,7 @@ class Controller {
   uint32_t max_job_count_ = 10000;
   std::unordered_map<uint32_t, pb::JobRecord> jobs_;
   std::set<PendingKey> pending_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> array_tasks_;  // array job id -> task jobs
   std::vector<Node> nodes_;
   std::unordered_map<std::string, int> node_by_name_;
   std::vector<Partition> partitions_;

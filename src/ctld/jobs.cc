@@ -4,12 +4,15 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "common/states.h"
 #include "common/units.h"
 #include "ctld/controller.h"
+#include "sched/array_spec.h"
+#include "sched/dependency.h"
 
 namespace shoal::ctld {
 namespace {
@@ -45,7 +48,7 @@ std::string IdString(const pb::JobRecord& job) { return std::to_string(job.job_i
 }  // namespace
 
 pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest& req,
-                                pb::JobRecord** created) {
+                                std::vector<pb::JobRecord*>* created) {
   pb::JobSpec& spec = *req.mutable_spec();
   // Identity comes from the credential, never from the request.
   spec.set_uid(cred.uid());
@@ -115,6 +118,26 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   if (Status s = ValidateAgainstPartition(job, *part); !s.ok())
     return ErrorResponse(s.code(), s.message());
 
+  std::optional<sched::ArraySpec> array;
+  if (!spec.array().empty()) {
+    auto max = conf_.GetInt("MaxArraySize", 1001);
+    auto parsed = sched::ParseArraySpec(spec.array(), max ? static_cast<uint32_t>(*max) : 1001);
+    if (!parsed) return ErrorResponse(ErrorCode::kInvalidArgument, parsed.error());
+    array = std::move(*parsed);
+    if (jobs_.size() + array->indexes.size() > max_job_count_)
+      return ErrorResponse(ErrorCode::kTooManyJobs,
+                           "Slurm temporarily unable to accept job, sleeping and retrying");
+  }
+  if (!spec.dependency().empty()) {
+    auto dep = sched::ParseDependency(spec.dependency());
+    if (!dep) return ErrorResponse(ErrorCode::kInvalidArgument, dep.error());
+    for (const auto& term : dep->terms) {
+      if (term.type == sched::DepType::kSingleton) continue;
+      if (!FindJob(term.job_id) && !array_tasks_.count(term.job_id))
+        return ErrorResponse(ErrorCode::kInvalidArgument, "Job dependency problem");
+    }
+  }
+
   if (req.test_only()) {
     // Where and when it would start now; a busy cluster answers with the soonest end of a
     // running job (a lower bound until backfill reservations exist).
@@ -146,39 +169,134 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     return r;
   }
 
-  uint32_t id = next_job_id_++;
-  job.set_job_id(id);
+  int64_t now = Now();
   job.set_state(pb::JOB_PENDING);
   job.set_reason("None");
-  int64_t now = Now();
   job.set_submit_time(now);
   job.set_accrue_time(now);
   job.set_eligible_time(spec.begin_time() > now ? spec.begin_time() : now);
   job.set_held(spec.hold());
-  job.set_priority(spec.hold() ? 0 : BasicPriority(id, spec.nice()));
   if (spec.hold()) job.set_reason("JobHeldUser");
-  auto [it, inserted] = jobs_.emplace(id, std::move(job));
-  AddPending(it->second);
-  *created = &it->second;
+  uint32_t first_id = next_job_id_;
+  size_t count = array ? array->indexes.size() : 1;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t id = next_job_id_++;
+    pb::JobRecord task = job;
+    task.set_job_id(id);
+    task.set_priority(spec.hold() ? 0 : BasicPriority(id, spec.nice()));
+    if (array) {
+      task.set_array_job_id(first_id);
+      task.set_array_task_id(array->indexes[i]);
+    }
+    auto [it, inserted] = jobs_.emplace(id, std::move(task));
+    IndexArrayTask(it->second);
+    AddPending(it->second);
+    created->push_back(&it->second);
+  }
 
   pb::Response r;
-  r.mutable_submit_job()->set_job_id(id);
+  r.mutable_submit_job()->set_job_id(first_id);
   return r;
 }
 
 Result<std::vector<pb::JobRecord*>> Controller::ResolveJobIds(const std::string& spec) {
-  // "123" or "123_4" / "123_[1-3]" (array tasks; arrays arrive with the scheduler issue).
+  // "123" (a job, or every task of array 123), "123_4", "123_[1-3,7]".
   std::vector<pb::JobRecord*> out;
-  std::string base = spec.substr(0, spec.find_first_of("_."));
-  if (base.empty() || base.find_first_not_of("0123456789") != std::string::npos)
-    return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
-  unsigned long id = std::strtoul(base.c_str(), nullptr, 10);
   if (spec.find('.') != std::string::npos)
     return Error(ErrorCode::kNotSupported, "Job steps are not supported yet");
-  pb::JobRecord* job = id <= 0xffffffffUL ? FindJob(static_cast<uint32_t>(id)) : nullptr;
-  if (!job) return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
-  out.push_back(job);
+  std::string base = spec.substr(0, spec.find('_'));
+  if (base.empty() || base.size() > 10 || base.find_first_not_of("0123456789") != std::string::npos)
+    return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
+  unsigned long id = std::strtoul(base.c_str(), nullptr, 10);
+  if (id > 0xffffffffUL) return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
+  auto tasks = array_tasks_.find(static_cast<uint32_t>(id));
+  size_t us = spec.find('_');
+  if (us == std::string::npos) {
+    if (tasks != array_tasks_.end()) {
+      for (uint32_t t : tasks->second)
+        if (pb::JobRecord* j = FindJob(t)) out.push_back(j);
+    } else if (pb::JobRecord* j = FindJob(static_cast<uint32_t>(id))) {
+      out.push_back(j);
+    }
+    if (out.empty()) return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
+    return out;
+  }
+  std::string sel = spec.substr(us + 1);
+  if (sel.size() >= 2 && sel.front() == '[' && sel.back() == ']') sel = sel.substr(1, sel.size() - 2);
+  auto wanted = sched::ParseArraySpec(sel, 0xfffffff0u);
+  if (!wanted || tasks == array_tasks_.end())
+    return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
+  for (uint32_t t : tasks->second) {
+    pb::JobRecord* j = FindJob(t);
+    if (j && std::binary_search(wanted->indexes.begin(), wanted->indexes.end(), j->array_task_id()))
+      out.push_back(j);
+  }
+  if (out.empty()) return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
   return out;
+}
+
+std::string Controller::DependencyReason(const pb::JobRecord& job, int64_t now) {
+  if (job.spec().dependency().empty()) return "";
+  auto dep = sched::ParseDependency(job.spec().dependency());
+  if (!dep) return "DependencyNeverSatisfied";
+  auto describe = [&](const pb::JobRecord& j, sched::DepTarget& t, bool first) {
+    bool started = j.start_time() != 0 && j.state() != pb::JOB_PENDING;
+    bool finished = IsFinished(j.state()) && !j.completing();
+    bool ok = finished && j.state() == pb::JOB_COMPLETED;
+    t.exists = true;
+    t.started = first ? started : t.started && started;
+    t.finished = first ? finished : t.finished && finished;
+    t.ok = first ? ok : t.ok && ok;
+    t.start_time = std::max(t.start_time, j.start_time());
+    t.end_time = std::max(t.end_time, j.end_time());
+    // An array is "not ok" as soon as one finished task failed.
+    if (finished && !ok) t.ok = false;
+  };
+  auto lookup = [&](const sched::DepTerm& term) {
+    sched::DepTarget t;
+    auto tasks = array_tasks_.find(term.job_id);
+    std::optional<uint32_t> task = term.task;
+    if (term.type == sched::DepType::kAfterCorr && job.array_task_id() != kNoArrayTask)
+      task = job.array_task_id();
+    if (tasks != array_tasks_.end()) {
+      bool first = true;
+      bool any_failed = false;
+      for (uint32_t id : tasks->second) {
+        const pb::JobRecord* j = FindJob(id);
+        if (!j || (task && j->array_task_id() != *task)) continue;
+        describe(*j, t, first);
+        first = false;
+        if (IsFinished(j->state()) && !j->completing() && j->state() != pb::JOB_COMPLETED)
+          any_failed = true;
+      }
+      // afterok on an array can never be met once any task failed, even if others still run.
+      if (any_failed && term.type == sched::DepType::kAfterOk) {
+        t.finished = true;
+        t.ok = false;
+      }
+    } else if (const pb::JobRecord* j = FindJob(term.job_id)) {
+      describe(*j, t, true);
+    }
+    return t;
+  };
+  bool singleton_blocked = false;
+  for (const auto& term : dep->terms) {
+    if (term.type != sched::DepType::kSingleton) continue;
+    for (const auto& [id, other] : jobs_) {
+      if (id == job.job_id() || other.spec().uid() != job.spec().uid() ||
+          other.spec().name() != job.spec().name())
+        continue;
+      if (other.state() == pb::JOB_RUNNING || other.completing() ||
+          (other.state() == pb::JOB_PENDING && other.job_id() < job.job_id()))
+        singleton_blocked = true;
+    }
+  }
+  switch (sched::EvaluateDependency(*dep, now, lookup, singleton_blocked)) {
+    case sched::DepState::kSatisfied: return "";
+    case sched::DepState::kPending: return "Dependency";
+    case sched::DepState::kNeverSatisfied: return "DependencyNeverSatisfied";
+  }
+  return "";
 }
 
 pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobRequest& req,
@@ -605,6 +723,7 @@ void Controller::PurgeOldJobs(int64_t now) {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const auto& job = it->second;
     if (IsFinished(job.state()) && !job.completing() && job.end_time() + min_age < now) {
+      UnindexArrayTask(job);
       pb::JournalRecord rec;
       rec.set_purge_job_id(it->first);
       recs.push_back(std::move(rec));

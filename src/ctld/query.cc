@@ -39,6 +39,14 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) const {
   };
   if (req.job_ids_size() > 0) {
     for (uint32_t id : req.job_ids()) {
+      auto tasks = array_tasks_.find(id);
+      if (tasks != array_tasks_.end()) {
+        std::vector<uint32_t> ids = tasks->second;
+        std::sort(ids.begin(), ids.end());
+        for (uint32_t t : ids)
+          if (auto it = jobs_.find(t); it != jobs_.end()) add(it->second);
+        continue;
+      }
       auto it = jobs_.find(id);
       if (it != jobs_.end()) add(it->second);
     }

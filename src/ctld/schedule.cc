@@ -128,6 +128,7 @@ void Controller::Schedule() {
   for (const auto& v : views)
     if (v.available) free_cpus += v.cpus - std::min(v.cpus, v.alloc_cpus);
   std::set<std::string> blocked_partitions;  // a higher-priority job is waiting for resources
+  std::unordered_map<uint32_t, uint32_t> array_running;  // throttled arrays: running tasks
   std::vector<pb::JobRecord*> started;
   std::vector<pb::JobRecord*> reason_changed;
   auto set_reason = [&](pb::JobRecord& job, const char* reason) {
@@ -143,6 +144,40 @@ void Controller::Schedule() {
     if (job->eligible_time() > now) {
       set_reason(*job, "BeginTime");
       continue;
+    }
+    if (!job->spec().dependency().empty()) {
+      std::string why = DependencyReason(*job, now);
+      if (!why.empty()) {
+        bool kill = job->spec().kill_on_invalid_dep() == 1 ||
+                    (job->spec().kill_on_invalid_dep() == 0 &&
+                     conf_.Get("SchedulerParameters").find("kill_invalid_depend") != std::string::npos);
+        if (why == "DependencyNeverSatisfied" && kill) {
+          RemovePending(*job);
+          job->set_reason("DependencyNeverSatisfied");
+          FinishJob(*job, pb::JOB_CANCELLED, now);
+          started.push_back(job);  // persisted with the others; not launched (not RUNNING)
+          continue;
+        }
+        set_reason(*job, why.c_str());
+        continue;
+      }
+    }
+    if (job->array_task_id() != kNoArrayTask && !job->spec().array().empty() &&
+        job->spec().array().find('%') != std::string::npos) {
+      uint32_t limit = static_cast<uint32_t>(
+          std::strtoul(job->spec().array().substr(job->spec().array().find('%') + 1).c_str(),
+                       nullptr, 10));
+      auto [cached, fresh] = array_running.try_emplace(job->array_job_id(), 0);
+      if (fresh) {
+        for (uint32_t id : array_tasks_[job->array_job_id()]) {
+          const pb::JobRecord* t = FindJob(id);
+          if (t && (t->state() == pb::JOB_RUNNING || t->completing())) ++cached->second;
+        }
+      }
+      if (limit > 0 && cached->second >= limit) {
+        set_reason(*job, "JobArrayTaskLimit");
+        continue;
+      }
     }
     if (free_cpus == 0) {
       // Nothing can start; later jobs keep their reason ("Priority" behind this one).
@@ -202,6 +237,10 @@ void Controller::Schedule() {
     job->set_reason("None");
     job->set_start_time(now);
     job->set_launch_acked(false);
+    if (job->array_task_id() != kNoArrayTask) {
+      auto a = array_running.find(job->array_job_id());
+      if (a != array_running.end()) ++a->second;
+    }
     started.push_back(job);
   }
   if (started.empty()) return;
@@ -292,6 +331,27 @@ std::vector<std::string> Controller::JobEnvironment(const pb::JobRecord& job) co
   if (!s.account().empty()) add("SLURM_JOB_ACCOUNT", s.account());
   if (!s.qos().empty()) add("SLURM_JOB_QOS", s.qos());
   if (!s.comment().empty()) add("SLURM_JOB_COMMENT", s.comment());
+  if (job.array_task_id() != kNoArrayTask) {
+    auto it = array_tasks_.find(job.array_job_id());
+    uint32_t lo = job.array_task_id(), hi = lo, count = 0;
+    if (it != array_tasks_.end()) {
+      for (uint32_t id : it->second) {
+        const auto jt = jobs_.find(id);
+        if (jt == jobs_.end()) continue;
+        lo = std::min(lo, jt->second.array_task_id());
+        hi = std::max(hi, jt->second.array_task_id());
+        ++count;
+      }
+    }
+    add("SLURM_ARRAY_JOB_ID", std::to_string(job.array_job_id()));
+    add("SLURM_ARRAY_TASK_ID", std::to_string(job.array_task_id()));
+    add("SLURM_ARRAY_TASK_COUNT", std::to_string(std::max<uint32_t>(count, 1)));
+    add("SLURM_ARRAY_TASK_MIN", std::to_string(lo));
+    add("SLURM_ARRAY_TASK_MAX", std::to_string(hi));
+    std::string spec = s.array().substr(0, s.array().find('%'));
+    auto colon = spec.find(':');
+    add("SLURM_ARRAY_TASK_STEP", colon == std::string::npos ? "1" : spec.substr(colon + 1));
+  }
   add("SLURM_PRIO_PROCESS", "0");
   add("SLURM_RESTART_COUNT", std::to_string(job.restart_count()));
   add("SLURM_JOB_START_TIME", std::to_string(job.start_time()));

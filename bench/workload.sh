@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# The CLI-only workload that bench/compare-slurm runs, unchanged, against Slurm and against Shoal.
+#
+# It uses only the Slurm commands found on PATH (sbatch, squeue, sinfo, scancel, scontrol, srun)
+# and SLURM_CONF; nothing in it knows which implementation answers. Two figures need the
+# controller process itself, and those come from the caller as hooks (the only other inputs):
+#   BENCH_CTLD_PIDFILE  file holding the controller's pid (read for VmRSS, and for kill -9)
+#   BENCH_CTLD_START    shell command that starts the controller again in the background and
+#                       rewrites BENCH_CTLD_PIDFILE (used by the restart figure)
+# Results go to BENCH_OUT as "key<TAB>value" lines; a value is a number or "n/a" (the command
+# failed on this side, e.g. arrays or srun not implemented), never a crash.
+#
+# Sizes (environment, defaults are the quick mode):
+#   N_SEQ=200 N_PAR=400 N_TPUT=500 N_ARRAY=500 N_LAT=7 N_SRUN=7 N_QUERY=5
+#   N_QUEUE=5000 (queued jobs for squeue/sinfo/RSS/scancel)  N_RESTART=10000 (queued at restart)
+#   PAR=4 (parallel submitters)  BENCH_TIMEOUT=600 (seconds any one wait may take)
+#   BENCH_SETTLE=6 (seconds to let a controller save state before kill -9)
+#   BENCH_ONLY="fig1 fig2" to run a subset (names: seq par tput array latency srun queue restart)
+set -u
+
+N_SEQ=${N_SEQ:-200}
+N_PAR=${N_PAR:-400}
+N_TPUT=${N_TPUT:-500}
+N_ARRAY=${N_ARRAY:-500}
+N_LAT=${N_LAT:-7}
+N_SRUN=${N_SRUN:-7}
+N_QUERY=${N_QUERY:-5}
+N_QUEUE=${N_QUEUE:-5000}
+N_RESTART=${N_RESTART:-10000}
+PAR=${PAR:-4}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-600}
+BENCH_SETTLE=${BENCH_SETTLE:-6}
+BENCH_ONLY=${BENCH_ONLY:-"seq par tput array latency srun queue restart"}
+: "${BENCH_OUT:?BENCH_OUT must name the result file}"
+BENCH_LOG=${BENCH_LOG:-/dev/stderr}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/shoal-workload.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+
+# ---- helpers -------------------------------------------------------------------------------
+now() { echo "${EPOCHREALTIME/,/.}"; }            # seconds, microsecond resolution, no fork
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", b - a }'; }
+put() { printf '%s\t%s\n' "$1" "$2" >> "$BENCH_OUT"; }
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >> "$BENCH_LOG"; }
+want() { [[ " $BENCH_ONLY " == *" $1 "* ]]; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a";
+  else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", n / s; else print "n/a" }'; }
+ms() { awk -v s="$1" 'BEGIN { printf "%.2f", s * 1000 }'; }
+
+# Jobs of ours not yet finished (pending, running, completing). Prints -1 when squeue fails.
+active_jobs() {
+  local out
+  out=$(squeue -h -t PD,R,CG -o %i 2>/dev/null) || { echo -1; return; }
+  [[ -z $out ]] && echo 0 || wc -l <<< "$out"
+}
+pending_jobs() {
+  local out
+  out=$(squeue -h -t PD -o %i 2>/dev/null) || { echo -1; return; }
+  [[ -z $out ]] && echo 0 || wc -l <<< "$out"
+}
+
+# Waits until no job is active; prints the time it returned, or fails after BENCH_TIMEOUT.
+# Polls every $1 seconds (default 0.05).
+wait_empty() {
+  local interval=${1:-0.05} deadline n
+  deadline=$(awk -v t="$(now)" -v d="$BENCH_TIMEOUT" 'BEGIN { printf "%.0f", t + d }')
+  while :; do
+    n=$(active_jobs)
+    if [[ $n == 0 ]]; then now; return 0; fi
+    if (( ${EPOCHSECONDS} > deadline )); then log "timeout waiting for the queue to drain ($n left)"; return 1; fi
+    sleep "$interval"
+  done
+}
+
+cancel_all() {
+  scancel -u "$(id -un)" >/dev/null 2>&1
+  wait_empty 0.2 >/dev/null || log "queue did not drain after scancel"
+}
+
+# Submits $2 jobs with sbatch args "${@:3}" from $1 parallel loops; counts failures in $WORK/fail.
+# Prints nothing; returns non-zero when any sbatch failed.
+submit_many() {
+  local par=$1 total=$2; shift 2
+  local per=$(( (total + par - 1) / par )) p
+  rm -f "$WORK"/fail.*
+  for ((p = 0; p < par; p++)); do
+    local mine=$per
+    (( p == par - 1 )) && mine=$(( total - per * (par - 1) ))
+    (
+      f=0
+      for ((i = 0; i < mine; i++)); do sbatch "$@" >/dev/null 2>>"$WORK/sbatch.err" || ((f++)); done
+      echo "$f" > "$WORK/fail.$p"
+    ) &
+  done
+  wait
+  local fails
+  fails=$(cat "$WORK"/fail.* 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+  if (( fails > 0 )); then
+    log "$fails of $total sbatch calls failed: $(sort "$WORK/sbatch.err" | uniq -c | sort -rn | head -3 | tr '\n' ' ')"
+    return 1
+  fi
+  return 0
+}
+
+# Runs "$@" N times and prints the median wall time in seconds; fails if any run failed.
+time_median() {
+  local n=$1; shift
+  local i t0 t1 vals=""
+  for ((i = 0; i < n; i++)); do
+    t0=$(now)
+    "$@" >/dev/null 2>"$WORK/cmd.err" || { log "'$*' failed: $(head -c 300 "$WORK/cmd.err")"; return 1; }
+    t1=$(now)
+    vals+="$(elapsed "$t0" "$t1")"$'\n'
+  done
+  printf '%s' "$vals" | median
+}
+
+ctld_pid() { cat "${BENCH_CTLD_PIDFILE:-/nonexistent}" 2>/dev/null; }
+ctld_rss_kb() {
+  local pid; pid=$(ctld_pid)
+  [[ -n $pid ]] && awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null
+}
+
+HOLD=(--hold --wrap true -o /dev/null -J bench)
+RUN=(--wrap true -o /dev/null -J bench)
+
+log "workload start: $(command -v sbatch), SLURM_CONF=${SLURM_CONF:-}"
+cancel_all
+
+# ---- controller RSS when idle ----------------------------------------------------------------
+rss=$(ctld_rss_kb); put rss_idle_kb "${rss:-n/a}"
+
+# ---- sequential sbatch rate (held jobs: measures the submit path alone) -----------------------
+if want seq; then
+  t0=$(now)
+  if submit_many 1 "$N_SEQ" "${HOLD[@]}"; then put sbatch_seq_rate "$(rate "$N_SEQ" "$(elapsed "$t0" "$(now)")")"
+  else put sbatch_seq_rate n/a; fi
+  log "sequential sbatch done"
+  cancel_all
+fi
+
+# ---- parallel sbatch rate --------------------------------------------------------------------
+if want par; then
+  t0=$(now)
+  if submit_many "$PAR" "$N_PAR" "${HOLD[@]}"; then put sbatch_par_rate "$(rate "$N_PAR" "$(elapsed "$t0" "$(now)")")"
+  else put sbatch_par_rate n/a; fi
+  log "parallel sbatch done"
+  cancel_all
+fi
+
+# ---- end-to-end throughput of trivial jobs ---------------------------------------------------
+if want tput; then
+  t0=$(now)
+  if submit_many "$PAR" "$N_TPUT" "${RUN[@]}"; then
+    t_sub=$(now)
+    if t1=$(wait_empty 0.1); then
+      put tput_jobs_rate "$(rate "$N_TPUT" "$(elapsed "$t0" "$t1")")"
+      put tput_submit_rate "$(rate "$N_TPUT" "$(elapsed "$t0" "$t_sub")")"
+    else put tput_jobs_rate n/a; put tput_submit_rate n/a; fi
+  else put tput_jobs_rate n/a; put tput_submit_rate n/a; fi
+  log "throughput done"
+  cancel_all
+fi
+
+# ---- throughput of an N-task array -----------------------------------------------------------
+# Submitted held so the task count can be checked (an implementation that ignored --array would
+# otherwise look absurdly fast), then released; the count check is not timed.
+if want array; then
+  result=n/a
+  t0=$(now)
+  if id=$(sbatch --parsable --array="0-$((N_ARRAY - 1))" "${HOLD[@]}" 2>"$WORK/cmd.err"); then
+    id=${id%%;*}
+    t_a=$(now)
+    cnt=$(squeue -h -r -t PD -o %i 2>/dev/null | wc -l)
+    t_b=$(now)
+    if [[ $cnt -ne $N_ARRAY ]]; then
+      log "array: expected $N_ARRAY pending tasks, squeue -r shows $cnt"
+    elif scontrol release "$id" >/dev/null 2>&1; then
+      if t1=$(wait_empty 0.1); then
+        total=$(awk -v a="$(elapsed "$t0" "$t_a")" -v b="$(elapsed "$t_b" "$t1")" 'BEGIN { print a + b }')
+        result=$(rate "$N_ARRAY" "$total")
+      fi
+    else log "array: scontrol release $id failed"; fi
+  else log "array: sbatch --array failed: $(head -c 300 "$WORK/cmd.err")"; fi
+  put tput_array_rate "$result"
+  cancel_all
+fi
+
+# ---- submit-to-done latency of one trivial job (median) --------------------------------------
+if want latency; then
+  vals=""
+  ok=1
+  for ((k = 0; k < N_LAT; k++)); do
+    t0=$(now)
+    id=$(sbatch --parsable "${RUN[@]}" 2>/dev/null) || { ok=0; break; }
+    id=${id%%;*}
+    done_at=""
+    while :; do
+      s=$(scontrol -o show job "$id" 2>/dev/null)
+      case $s in
+        *JobState=COMPLETED*|*JobState=FAILED*|*JobState=CANCELLED*|*JobState=TIMEOUT*|*JobState=NODE_FAIL*|"")
+          done_at=$(now); break ;;
+      esac
+      (( EPOCHSECONDS - ${t0%.*} > BENCH_TIMEOUT )) && break
+      sleep 0.002
+    done
+    [[ -z $done_at ]] && { ok=0; break; }
+    vals+="$(elapsed "$t0" "$done_at")"$'\n'
+  done
+  if (( ok )); then put latency_ms "$(ms "$(printf '%s' "$vals" | median)")"; else put latency_ms n/a; fi
+  log "latency done"
+fi
+
+# ---- srun ------------------------------------------------------------------------------------
+if want srun; then
+  if v=$(time_median "$N_SRUN" srun -N1 true); then put srun_n1_ms "$(ms "$v")"; else put srun_n1_ms n/a; fi
+  if v=$(time_median "$N_SRUN" srun -N4 -n4 true); then put srun_n4_ms "$(ms "$v")"; else put srun_n4_ms n/a; fi
+  log "srun done"
+  cancel_all
+fi
+
+# ---- queries, memory and scancel with N_QUEUE queued jobs ------------------------------------
+if want queue; then
+  rss0=$(ctld_rss_kb)
+  t0=$(now)
+  if submit_many "$PAR" "$N_QUEUE" "${HOLD[@]}"; then put fill_rate "$(rate "$N_QUEUE" "$(elapsed "$t0" "$(now)")")"
+  else put fill_rate n/a; fi
+  cnt=$(pending_jobs)
+  put queued_jobs "$cnt"
+  log "queued $cnt held jobs"
+  rss1=$(ctld_rss_kb)
+  if [[ -n $rss0 && -n $rss1 && $cnt -gt 0 ]]; then
+    put rss_per_job_bytes "$(awk -v a="$rss0" -v b="$rss1" -v n="$cnt" 'BEGIN { printf "%.0f", (b - a) * 1024 / n }')"
+    put rss_queued_kb "$rss1"
+  else put rss_per_job_bytes n/a; put rss_queued_kb n/a; fi
+  if v=$(time_median "$N_QUERY" squeue); then put squeue_ms "$(ms "$v")"; else put squeue_ms n/a; fi
+  if v=$(time_median "$N_QUERY" squeue -u "$(id -un)" -t PD); then put squeue_pd_ms "$(ms "$v")"; else put squeue_pd_ms n/a; fi
+  if v=$(time_median "$N_QUERY" sinfo); then put sinfo_ms "$(ms "$v")"; else put sinfo_ms n/a; fi
+  # One more sbatch into the loaded queue (what a user feels on a busy controller).
+  if v=$(time_median 5 sbatch "${HOLD[@]}"); then put sbatch_loaded_ms "$(ms "$v")"; else put sbatch_loaded_ms n/a; fi
+  log "queries done"
+  t0=$(now)
+  if scancel -u "$(id -un)" >/dev/null 2>"$WORK/cmd.err"; then
+    t_ret=$(now)
+    if t1=$(wait_empty 0.1); then
+      put scancel_s "$(elapsed "$t0" "$t1")"
+      put scancel_return_s "$(elapsed "$t0" "$t_ret")"
+    else put scancel_s n/a; put scancel_return_s n/a; fi
+  else
+    log "scancel failed: $(head -c 300 "$WORK/cmd.err")"
+    put scancel_s n/a; put scancel_return_s n/a
+  fi
+  log "scancel done"
+  cancel_all
+fi
+
+# ---- controller restart with N_RESTART queued jobs -------------------------------------------
+if want restart; then
+  submit_many "$PAR" "$N_RESTART" "${HOLD[@]}" || log "some submissions failed"
+  cnt=$(pending_jobs)
+  put restart_queued "$cnt"
+  log "queued $cnt held jobs for the restart"
+  sleep "$BENCH_SETTLE"   # let a controller that saves state lazily write it (Shoal acks durably)
+  pid=$(ctld_pid)
+  if [[ -n $pid && -n ${BENCH_CTLD_START:-} ]] && kill -9 "$pid" 2>/dev/null; then
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
+    t0=$(now)
+    eval "$BENCH_CTLD_START"
+    t_serve="" t_full="" got=0
+    while (( EPOCHSECONDS - ${t0%.*} <= BENCH_TIMEOUT )); do
+      if out=$(squeue -h -t PD -o %i 2>/dev/null); then
+        [[ -z $t_serve ]] && t_serve=$(now)
+        [[ -z $out ]] && got=0 || got=$(wc -l <<< "$out")
+        if (( got >= cnt )); then t_full=$(now); break; fi
+        # Answers, but not everything is back yet: keep polling a while (a lazily saved state
+        # may have lost jobs; stop after 5 s of a stable short count).
+        if [[ ${last_got:-x} == "$got" ]]; then
+          (( EPOCHSECONDS - ${t_same:-$EPOCHSECONDS} > 5 )) && break
+        else last_got=$got; t_same=$EPOCHSECONDS; fi
+      fi
+      sleep 0.01
+    done
+    if [[ -n $t_serve ]]; then put restart_serve_s "$(elapsed "$t0" "$t_serve")"; else put restart_serve_s n/a; fi
+    if [[ -n $t_full ]]; then put restart_full_s "$(elapsed "$t0" "$t_full")"; else put restart_full_s n/a; fi
+    put restart_recovered "$got"
+  else
+    log "restart: no controller pid or no start hook"
+    put restart_serve_s n/a; put restart_full_s n/a; put restart_recovered n/a
+  fi
+  log "restart done"
+  cancel_all
+fi
+log "workload end"
