@@ -23,7 +23,9 @@ TEST(ArraySpec, ErrorsNameTheProblem) {
   for (const char* bad : {"", "5-1", "a-b", "1-2%x", "0-3:0", "1,,2"}) {
     auto a = ParseArraySpec(bad, 1001);
     EXPECT_FALSE(a) << bad;
-    if (!a) EXPECT_NE(a.error().find("Invalid job array specification"), std::string::npos);
+    if (!a) {
+      EXPECT_NE(a.error().find("Invalid job array specification"), std::string::npos);
+    }
   }
   auto big = ParseArraySpec("0-1001", 1001);
   ASSERT_FALSE(big);
