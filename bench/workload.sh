@@ -13,6 +13,7 @@
 # Sizes (environment, defaults are the quick mode):
 #   N_SEQ=200 N_PAR=400 N_TPUT=500 N_ARRAY=500 N_LAT=7 N_SRUN=7 N_QUERY=5
 #   N_QUEUE=5000 (queued jobs for squeue/sinfo/RSS/scancel)  N_RESTART=10000 (queued at restart)
+#   (bench/compare-slurm --quick uses these; --full uses the issue-3 sizes)
 #   PAR=4 (parallel submitters)  BENCH_TIMEOUT=600 (seconds any one wait may take)
 #   BENCH_SETTLE=6 (seconds to let a controller save state before kill -9)
 #   BENCH_ONLY="fig1 fig2" to run a subset (names: seq par tput array latency srun queue restart)

@@ -7,8 +7,9 @@
 #
 # Environment:
 #   BUILD_DIR          build directory (default: build, relative to the repository)
-#   CMAKE_BUILD_TYPE   default RelWithDebInfo
-#   SHOAL_WERROR       1 to build with -Werror (default 1 when CI is set)
+#   CMAKE_BUILD_TYPE   default RelWithDebInfo (for a new build directory)
+#   SHOAL_WERROR       1 to build with -Werror, 0 without (default: 1 when CI is set, else
+#                      whatever the build directory was configured with)
 #   SHOAL_CMAKE_ARGS   more arguments for cmake, e.g. "-DSHOAL_SANITIZE=ON"
 set -euo pipefail
 
@@ -67,13 +68,19 @@ fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 [[ $BUILD_DIR == /* ]] || BUILD_DIR=$ROOT/$BUILD_DIR
-werror=${SHOAL_WERROR:-}
-if [[ -z $werror ]]; then
-  if [[ -n ${CI:-} ]]; then werror=1; else werror=0; fi
+cmake_args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja)
+# Pass only what was asked for, so a plain re-run keeps the cache (and the build) as it is.
+if [[ -n ${CMAKE_BUILD_TYPE:-} ]]; then
+  cmake_args+=(-DCMAKE_BUILD_TYPE="$CMAKE_BUILD_TYPE")
+elif [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
+  cmake_args+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 fi
-cmake_args=(-S "$ROOT" -B "$BUILD_DIR" -G Ninja
-  -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}")
-if [[ $werror == 1 ]]; then cmake_args+=(-DSHOAL_WERROR=ON); else cmake_args+=(-DSHOAL_WERROR=OFF); fi
+werror=${SHOAL_WERROR:-}
+[[ -z $werror && -n ${CI:-} ]] && werror=1
+case "$werror" in
+  1|ON|on|yes) cmake_args+=(-DSHOAL_WERROR=ON) ;;
+  0|OFF|off|no) cmake_args+=(-DSHOAL_WERROR=OFF) ;;
+esac
 # shellcheck disable=SC2206  # word splitting of the extra arguments is intended
 [[ -n ${SHOAL_CMAKE_ARGS:-} ]] && cmake_args+=(${SHOAL_CMAKE_ARGS})
 

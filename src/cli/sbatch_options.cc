@@ -525,9 +525,14 @@ Status ParseNodes(const std::string& value, pb::JobSpec& spec) {
   std::optional<uint32_t> max = min;
   if (dash != std::string_view::npos)
     max = hi.empty() ? std::optional<uint32_t>(0) : ParseNodeCount(hi);
-  if (!min || *min == 0 || !max || (*max != 0 && *max < *min)) {
-    return SbatchError("Invalid node count specification: " + value);
+  // Slurm's own wording for each problem.
+  if (!min) return SbatchError("\"" + std::string(lo) + "\" is not a valid node count");
+  if (!max) return SbatchError("\"" + std::string(hi) + "\" is not a valid node count");
+  if (*max != 0 && *max < *min) {
+    return SbatchError("Maximum node count " + std::to_string(*max) +
+                       " is less than minimum node count " + std::to_string(*min));
   }
+  if (*min == 0) return SbatchError("Invalid node count specification: " + value);
   spec.set_min_nodes(*min);
   spec.set_max_nodes(*max);
   return Status::Ok();
@@ -728,7 +733,9 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
     case kMem:
     case kMemPerCpu: {
       auto mb = ParseMemoryMB(Trim(value));
-      if (!mb.ok()) return SbatchError("invalid memory constraint: " + value);
+      if (!mb.ok())
+        return SbatchError(s.id == kMem ? "Invalid --mem specification"
+                                        : "Invalid --mem-per-cpu specification");
       int& mine = s.id == kMem ? st.mem_source : st.mem_per_cpu_source;
       int& other = s.id == kMem ? st.mem_per_cpu_source : st.mem_source;
       if (other == static_cast<int>(source)) {
@@ -793,8 +800,7 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       } else if (EqualsIgnoreCase(value, "truncate") || EqualsIgnoreCase(value, "t")) {
         spec.set_open_mode_append(false);
       } else {
-        return SbatchError("Invalid --open-mode argument: " + value +
-                           " (expected append or truncate)");
+        return SbatchError("Invalid --open-mode specification");
       }
       break;
     case kOutput:

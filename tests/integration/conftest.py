@@ -26,6 +26,7 @@ SHOAL = BIN / "shoal"
 EXAMPLES = REPO / "examples"
 
 TEST_USERS = ("shoaltest1", "shoaltest2")
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak|Thread|Memory)Sanitizer|: runtime error: ")
 ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
                  "RESIZING", "SIGNALING", "STAGE_OUT"}
 FINISHED_STATES = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
@@ -203,6 +204,16 @@ class Cluster:
 
     def leftover_processes(self):
         return processes_mentioning(str(self.dir))
+
+    def sanitizer_reports(self):
+        """Lines of ASan/UBSan/LSan reports in the daemons' logs (sanitizer builds)."""
+        found = []
+        if self.log_dir.is_dir():
+            for path in sorted(self.log_dir.iterdir()):
+                for line in path.read_text(errors="replace").splitlines():
+                    if SANITIZER_REPORT.search(line):
+                        found.append(f"{path.name}: {line}")
+        return found
 
     def logs_tail(self, lines=40):
         out = []
@@ -389,10 +400,12 @@ def cluster(request):
 
     failed = getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed
     leaks = []
+    reports = []
     for c in created:
         if failed:
             print(f"\n=== logs of the cluster in {c.dir}\n{c.logs_tail()}")
         c.stop()
+        reports += c.sanitizer_reports()
         left = c.leftover_processes()
         if left:
             leaks.append((c.dir, left))
@@ -406,6 +419,7 @@ def cluster(request):
         else:
             shutil.rmtree(c.dir, ignore_errors=True)
     assert not leaks, f"processes outlived `shoal stop`: {leaks}"
+    assert not reports, "sanitizer reports in the daemons' logs:\n" + "\n".join(reports[:20])
 
 
 @pytest.fixture

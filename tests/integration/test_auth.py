@@ -4,6 +4,8 @@ of reach; root (the SlurmUser) may do everything."""
 import json
 from pathlib import Path
 
+import wire
+
 HERE = Path(__file__).resolve().parent
 SLEEPER = "#!/bin/bash\nsleep 300\n"
 DENIED = "Access/permission denied"
@@ -91,7 +93,6 @@ def test_agent_signs_only_for_the_caller(cluster, users, submit_dir):
 
 
 def test_requests_without_valid_credential_are_refused(cluster):
-    import wire
     c = cluster(nodes=1)
     job = c.sbatch(["--hold"], SLEEPER)
     body = wire.cancel_request(job)

@@ -4,7 +4,7 @@ import os
 import socket
 import subprocess
 
-from conftest import SBIN
+from conftest import SBIN, pid_alive
 
 OK_SCRIPT = "#!/bin/bash\ntrue\n"
 
@@ -116,7 +116,6 @@ def test_garbage_on_controller_port(cluster):
     try:
         assert queue(c) == before
         pid = c.pid("shoalctld")
-        from conftest import pid_alive
         assert pid_alive(pid)
         job2 = c.sbatch(["--hold"], OK_SCRIPT)
         assert job2 > job

@@ -2,6 +2,8 @@
 
 import pytest
 
+from conftest import wait_until
+
 SCRIPT = """#!/bin/bash
 trap 'echo got USR1' USR1
 echo ready
@@ -18,7 +20,6 @@ def output(c, job):
 # -f the shell and its children.
 @pytest.mark.parametrize("flag", ["--batch", "--full"])
 def test_signal_reaches_trap(cluster, flag):
-    from conftest import wait_until
     c = cluster(nodes=1)
     job = c.sbatch([], SCRIPT)
     c.wait_job(job, "RUNNING", timeout=30)

@@ -389,22 +389,6 @@ TEST(SqueueFormat, Json) {
   EXPECT_EQ(json.back(), '\n');
 }
 
-TEST(SqueueFormat, ManyJobsAreFast) {
-  std::vector<pb::JobRecord> jobs;
-  for (uint32_t i = 0; i < 20000; ++i) {
-    if (i % 2) {
-      jobs.push_back(Pending(i + 1, i % 3 ? "a" : "b", "job", "user", "Priority", i % 97));
-    } else {
-      jobs.push_back(Running(i + 1, "a", "job", "user", i, {"n" + std::to_string(i % 100)}));
-    }
-  }
-  auto t0 = std::clock();
-  std::string text = Format(jobs, {});
-  double secs = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 20001);
-  EXPECT_LT(secs, 1.0) << secs;  // generous: a few ms in release builds
-}
-
 TEST(FormatFields, PercentParsing) {
   auto f = fmt::ParsePercentFormat(">%.10i %#P|%5t%%x%");
   ASSERT_EQ(f.size(), 4u);
