@@ -236,15 +236,37 @@ void Controller::LoadState() {
   MaybeCompact();
 }
 
+namespace {
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+// Appends one length-delimited field (wire type 2) of a message.
+void PutMessageField(std::string& out, uint32_t field, const google::protobuf::MessageLite& m) {
+  PutVarint(out, (uint64_t(field) << 3) | 2);
+  PutVarint(out, m.ByteSizeLong());
+  m.AppendToString(&out);
+}
+
+}  // namespace
+
 void Controller::MaybeCompact() {
-  pb::Snapshot snap;
-  snap.set_next_job_id(next_job_id_);
-  for (const auto& [id, job] : jobs_) *snap.add_jobs() = job;
+  // Encodes pb::Snapshot field by field straight from the live records, so compaction never
+  // copies the job table (field numbers as in shoal.proto: 1 next_job_id, 2 jobs, 3 nodes).
+  std::string bytes;
+  PutVarint(bytes, (1u << 3) | 0);
+  PutVarint(bytes, next_job_id_);
+  for (const auto& [id, job] : jobs_) PutMessageField(bytes, 2, job);
   for (const auto& n : nodes_) {
     if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty())
-      *snap.add_nodes() = n.rec;
+      PutMessageField(bytes, 3, n.rec);
   }
-  journal_->Compact(snap.SerializeAsString());
+  journal_->Compact(std::move(bytes));
 }
 
 void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<void()> then) {

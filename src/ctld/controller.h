@@ -109,7 +109,7 @@ class Controller {
   std::vector<std::string> JobEnvironment(const pb::JobRecord& job) const;
 
   // --- queries (query.cc)
-  pb::Response QueryJobs(const pb::JobQueryRequest& req) const;
+  pb::Response QueryJobs(const pb::JobQueryRequest& req);
   pb::Response QueryNodes(const pb::NodeQueryRequest& req) const;
   pb::Response QueryConfig() const;
 

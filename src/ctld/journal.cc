@@ -6,6 +6,7 @@
 
 #include <asio.hpp>
 #include <cerrno>
+#include <array>
 #include <cstring>
 
 namespace shoal::ctld {
@@ -62,7 +63,33 @@ Status WriteAllFd(int fd, const std::string& data) {
 
 }  // namespace
 
+namespace {
+
+#if defined(__x86_64__)
+// SSE4.2 has a CRC-32C instruction: 8 bytes per step instead of one table lookup per byte,
+// which matters when a restart replays a large journal.
+__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(const unsigned char* p, size_t n) {
+  uint64_t c = 0xffffffffu;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32 ^ 0xffffffffu;
+}
+#endif
+
+}  // namespace
+
 uint32_t Crc32c(const void* data, size_t n) {
+#if defined(__x86_64__)
+  static const bool hw = __builtin_cpu_supports("sse4.2");
+  if (hw) return Crc32cHardware(static_cast<const unsigned char*>(data), n);
+#endif
   static const auto table = [] {
     std::array<uint32_t, 256> t{};
     for (int i = 0; i < 256; ++i) t[i] = Crc32cTable(i);

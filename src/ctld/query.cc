@@ -8,7 +8,7 @@
 
 namespace shoal::ctld {
 
-pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) const {
+pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
   pb::Response resp;
   auto* out = resp.mutable_job_query();
   out->set_server_time(Now());
@@ -17,7 +17,7 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) const {
   std::set<std::string> parts(req.partitions().begin(), req.partitions().end());
   std::set<std::string> names(req.names().begin(), req.names().end());
   std::set<std::string> nodes(req.nodes().begin(), req.nodes().end());
-  auto add = [&](const pb::JobRecord& job) {
+  auto add = [&](pb::JobRecord& job) {
     if (!uids.empty() && !uids.count(job.spec().uid())) return;
     if (!states.empty() && !states.count(job.state())) return;
     if (!parts.empty() && !parts.count(job.partition())) return;
@@ -29,10 +29,16 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) const {
     }
     pb::JobRecord* copy = out->add_jobs();
     if (req.omit_script()) {
-      // Copy everything but the script (which may be large).
+      // Everything but the script and environment, which are most of a job's bytes: copy the
+      // spec without them instead of copying and then clearing.
+      pb::JobSpec* spec = job.mutable_spec();  // lent out and restored below
+      std::string script;
+      google::protobuf::RepeatedPtrField<std::string> env;
+      script.swap(*spec->mutable_script());
+      env.Swap(spec->mutable_environment());
       *copy = job;
-      copy->mutable_spec()->clear_script();
-      copy->mutable_spec()->clear_environment();
+      spec->mutable_script()->swap(script);
+      spec->mutable_environment()->Swap(&env);
     } else {
       *copy = job;
     }
@@ -57,15 +63,15 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) const {
     return resp;
   }
   // Ordered by job id so output is stable.
-  std::vector<const pb::JobRecord*> sorted;
+  std::vector<pb::JobRecord*> sorted;
   sorted.reserve(jobs_.size());
-  for (const auto& [id, job] : jobs_) {
+  for (auto& [id, job] : jobs_) {
     if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
     sorted.push_back(&job);
   }
   std::sort(sorted.begin(), sorted.end(),
             [](const pb::JobRecord* a, const pb::JobRecord* b) { return a->job_id() < b->job_id(); });
-  for (const auto* job : sorted) add(*job);
+  for (auto* job : sorted) add(*job);
   return resp;
 }
 

@@ -137,6 +137,8 @@ void Controller::Schedule() {
     }
   };
   for (auto it = pending_.begin(); it != pending_.end();) {
+    // Held jobs have priority 0 and sort last: nothing after this point can start.
+    if (it->first == 0) break;
     pb::JobRecord* job = FindJob(it->second);
     ++it;
     if (!job) continue;
