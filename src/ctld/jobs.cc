@@ -311,6 +311,16 @@ pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobR
         *out->add_results() = Fail(id, jobs.status().code(), jobs.error());
         continue;
       }
+      // A whole array: act on the tasks still alive; finished ones are not an error.
+      std::vector<pb::JobRecord*> alive;
+      for (auto* j : *jobs)
+        if (!IsFinished(j->state())) alive.push_back(j);
+      if (jobs->size() > 1) {
+        if (alive.empty())
+          jobs->resize(1);  // all finished: report it once
+        else
+          *jobs = std::move(alive);
+      }
       for (auto* j : *jobs) targets.emplace_back(id, j);
     }
   } else {
