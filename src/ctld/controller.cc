@@ -170,11 +170,12 @@ void Controller::LoadState() {
         const auto& saved = rec.node();
         int idx = FindNode(saved.name());
         if (idx < 0 && saved.dynamic()) {
-          Node n;
-          n.rec = saved;
-          node_by_name_[saved.name()] = static_cast<int>(nodes_.size());
-          nodes_.push_back(std::move(n));
-          idx = static_cast<int>(nodes_.size()) - 1;
+          pb::NodeRecord rec = saved;
+          // Allocations are rebuilt from the running jobs below; liveness from registration.
+          rec.set_alloc_cpus(0);
+          rec.set_alloc_memory_mb(0);
+          rec.set_responding(false);
+          idx = AddDynamicNode(std::move(rec));
         }
         if (idx < 0) break;
         auto& r = nodes_[idx].rec;

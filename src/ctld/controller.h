@@ -92,6 +92,8 @@ class Controller {
   void RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegisterRequest& req,
                     Responder respond);
   void Heartbeat(const pb::HeartbeatRequest& req);
+  // Adds a node that registered itself (-Z); returns its index.
+  int AddDynamicNode(pb::NodeRecord rec);
   pb::Response UpdateNode(const pb::Credential& cred, const pb::UpdateNodeRequest& req);
   void CheckNodeSilence(int64_t now);
   void NodeFailed(int node_index, const std::string& reason);

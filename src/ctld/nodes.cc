@@ -68,19 +68,10 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
                             "Invalid node name specified: " + req.name()));
       return;
     }
-    Node n;
-    n.rec.set_name(req.name());
-    n.rec.set_dynamic(true);
-    node_by_name_[req.name()] = static_cast<int>(nodes_.size());
-    nodes_.push_back(std::move(n));
-    idx = static_cast<int>(nodes_.size()) - 1;
-    // Dynamic nodes join the partitions that name ALL nodes.
-    for (auto& p : partitions_) {
-      if (Upper(p.rec.nodes_expr()) == "ALL") {
-        p.node_index.push_back(idx);
-        p.rec.add_nodes(req.name());
-      }
-    }
+    pb::NodeRecord rec;
+    rec.set_name(req.name());
+    rec.set_dynamic(true);
+    idx = AddDynamicNode(std::move(rec));
   }
   Node& node = nodes_[idx];
   auto& r = node.rec;
@@ -164,6 +155,22 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   }
   for (auto* job : relaunch) Launch(*job);
   ScheduleSoon();
+}
+
+int Controller::AddDynamicNode(pb::NodeRecord rec) {
+  int idx = static_cast<int>(nodes_.size());
+  node_by_name_[rec.name()] = idx;
+  // Dynamic nodes join the partitions that name ALL nodes.
+  for (auto& p : partitions_) {
+    if (Upper(p.rec.nodes_expr()) == "ALL") {
+      p.node_index.push_back(idx);
+      p.rec.add_nodes(rec.name());
+    }
+  }
+  Node n;
+  n.rec = std::move(rec);
+  nodes_.push_back(std::move(n));
+  return idx;
 }
 
 void Controller::Heartbeat(const pb::HeartbeatRequest& req) {
