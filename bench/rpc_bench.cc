@@ -39,8 +39,8 @@ struct PingServer {
         });
     if (!s) return false;
     server = std::move(*s);
-    address = listen.rfind("unix:", 0) == 0 ? listen
-                                             : "127.0.0.1:" + std::to_string(server->port());
+    address =
+        listen.rfind("unix:", 0) == 0 ? listen : "127.0.0.1:" + std::to_string(server->port());
     loop = std::thread([this] {
       auto guard = asio::make_work_guard(io);
       io.run();

@@ -45,8 +45,7 @@ Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Reque
 Result<pb::Response> CallController(const ClientContext& ctx, const pb::Request& request) {
   auto response = CallControllerRaw(ctx, request);
   if (!response) return response;
-  if (response->rc() != 0)
-    return Error(static_cast<ErrorCode>(response->rc()), response->error());
+  if (response->rc() != 0) return Error(static_cast<ErrorCode>(response->rc()), response->error());
   return response;
 }
 

@@ -25,7 +25,7 @@ void PutU64(std::string& out, uint64_t v) {
 Result<std::string> ReadSmallFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error(ErrorCode::kAuthFailure, path + ": " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     return Error(ErrorCode::kAuthFailure, path + ": " + std::strerror(errno));
@@ -163,8 +163,8 @@ AuthPaths AuthPathsFor(const std::string& slurm_conf_path, const std::string& au
   size_t pos = 0;
   while (pos <= auth_info.size()) {
     size_t comma = auth_info.find(',', pos);
-    std::string item = auth_info.substr(pos, comma == std::string::npos ? std::string::npos
-                                                                           : comma - pos);
+    std::string item =
+        auth_info.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (item.rfind("socket=", 0) == 0) paths.agent_socket = item.substr(7);
     if (item.rfind("key=", 0) == 0) paths.key_file = item.substr(4);
     if (comma == std::string::npos) break;

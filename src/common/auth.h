@@ -30,8 +30,7 @@ class ClusterKey {
 
   pb::Credential Sign(uint32_t uid, uint32_t gid, std::string_view body, int64_t now) const;
   // Same, for a body the signer only knows by its SHA-256 (the auth agent's case).
-  pb::Credential SignDigest(uint32_t uid, uint32_t gid, std::string body_sha256,
-                            int64_t now) const;
+  pb::Credential SignDigest(uint32_t uid, uint32_t gid, std::string body_sha256, int64_t now) const;
   // Checks signature, expiry and body hash. Error code kAuthFailure with a reason.
   Status Verify(const pb::Credential& cred, std::string_view body, int64_t now) const;
 

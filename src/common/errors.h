@@ -8,26 +8,26 @@ namespace shoal {
 
 enum class ErrorCode : int32_t {
   kOk = 0,
-  kInvalidArgument = 1,       // bad option or field value
-  kAccessDenied = 2,          // "Access/permission denied"
-  kInvalidJobId = 3,          // "Invalid job id specified"
-  kInvalidPartition = 4,      // "invalid partition specified"
-  kInvalidNodeName = 5,       // "Invalid node name specified"
-  kAlreadyDone = 6,           // "Job/step already completing or completed"
+  kInvalidArgument = 1,   // bad option or field value
+  kAccessDenied = 2,      // "Access/permission denied"
+  kInvalidJobId = 3,      // "Invalid job id specified"
+  kInvalidPartition = 4,  // "invalid partition specified"
+  kInvalidNodeName = 5,   // "Invalid node name specified"
+  kAlreadyDone = 6,       // "Job/step already completing or completed"
   kNodesBusy = 7,
-  kTooManyJobs = 8,           // MaxJobCount reached
+  kTooManyJobs = 8,                 // MaxJobCount reached
   kRequestedConfigUnavailable = 9,  // "Requested node configuration is not available"
-  kTimeLimitExceeded = 10,    // "Requested time limit is invalid (missing or exceeds some limit)"
-  kAuthFailure = 11,          // bad/expired/forged credential
-  kProtocol = 12,             // malformed frame or message
-  kUnavailable = 13,          // controller not reachable
+  kTimeLimitExceeded = 10,  // "Requested time limit is invalid (missing or exceeds some limit)"
+  kAuthFailure = 11,        // bad/expired/forged credential
+  kProtocol = 12,           // malformed frame or message
+  kUnavailable = 13,        // controller not reachable
   kInternal = 14,
-  kInvalidGres = 15,          // "Invalid generic resource (gres) specification"
-  kTransitionState = 16,      // "Job is in transition state" etc.
+  kInvalidGres = 15,      // "Invalid generic resource (gres) specification"
+  kTransitionState = 16,  // "Job is in transition state" etc.
   kNotSupported = 17,
   kIoError = 18,
-  kJobNotPending = 19,        // "Job is no longer pending execution"
-  kDisabled = 20,             // "Requested operation is presently disabled"
+  kJobNotPending = 19,  // "Job is no longer pending execution"
+  kDisabled = 20,       // "Requested operation is presently disabled"
 };
 
 }  // namespace shoal

@@ -25,7 +25,9 @@ class Status {
   std::string message_;
 };
 
-inline Status Error(ErrorCode code, std::string message) { return Status(code, std::move(message)); }
+inline Status Error(ErrorCode code, std::string message) {
+  return Status(code, std::move(message));
+}
 inline Status InvalidArgument(std::string message) {
   return Status(ErrorCode::kInvalidArgument, std::move(message));
 }
@@ -33,7 +35,7 @@ inline Status InvalidArgument(std::string message) {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }

@@ -325,14 +325,13 @@ class AsioConnection final : public RpcConnection {
  private:
   void ReadHeader() {
     auto self = std::static_pointer_cast<AsioConnection>(shared_from_this());
-    asio::async_read(socket_, asio::buffer(header_, 4),
-                     [self](const asio::error_code& ec, size_t) {
-                       if (ec) return self->Close();
-                       uint32_t n = GetLength(self->header_);
-                       if (n > kMaxFrameBytes) return self->Close();
-                       self->body_.resize(n);
-                       self->ReadBody();
-                     });
+    asio::async_read(socket_, asio::buffer(header_, 4), [self](const asio::error_code& ec, size_t) {
+      if (ec) return self->Close();
+      uint32_t n = GetLength(self->header_);
+      if (n > kMaxFrameBytes) return self->Close();
+      self->body_.resize(n);
+      self->ReadBody();
+    });
   }
 
   void ReadBody() {
@@ -365,7 +364,8 @@ class AsioConnection final : public RpcConnection {
       return;
     }
     uint64_t id = frame.id();
-    std::weak_ptr<AsioConnection> weak = std::static_pointer_cast<AsioConnection>(shared_from_this());
+    std::weak_ptr<AsioConnection> weak =
+        std::static_pointer_cast<AsioConnection>(shared_from_this());
     Responder respond = [weak, id](const pb::Response& response) {
       auto self = weak.lock();
       if (!self || self->closed_ || id == 0) return;
@@ -444,7 +444,8 @@ class TcpServer final : public RpcServer {
     if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
     if (!ec) acceptor_.bind(ep, ec);
     if (!ec) acceptor_.listen(1024, ec);
-    if (ec) return Error(ErrorCode::kIoError, "listen on " + host + ":" + a.port + ": " + ec.message());
+    if (ec)
+      return Error(ErrorCode::kIoError, "listen on " + host + ":" + a.port + ": " + ec.message());
     Accept();
     return Status::Ok();
   }
@@ -560,9 +561,8 @@ void RpcConnect(asio::io_context& io, const std::string& address, RequestHandler
   asio::ip::tcp::resolver resolver(io);
   auto results = resolver.resolve(host, a->port, ec);
   if (ec || results.empty()) {
-    asio::post(io, [done, address] {
-      done(Error(ErrorCode::kUnavailable, "cannot resolve " + address));
-    });
+    asio::post(
+        io, [done, address] { done(Error(ErrorCode::kUnavailable, "cannot resolve " + address)); });
     return;
   }
   auto socket = std::make_shared<asio::ip::tcp::socket>(io);

@@ -44,10 +44,8 @@ class RpcClient {
 
   static Result<RpcClient> Connect(const std::string& address, int timeout_ms);
   // Sends one request with a credential for its body and waits for the response.
-  Result<pb::Response> Call(const pb::Request& request, const pb::Credential& cred,
-                            int timeout_ms);
-  Result<pb::Response> CallRaw(const std::string& body, const pb::Credential& cred,
-                               int timeout_ms);
+  Result<pb::Response> Call(const pb::Request& request, const pb::Credential& cred, int timeout_ms);
+  Result<pb::Response> CallRaw(const std::string& body, const pb::Credential& cred, int timeout_ms);
   int fd() const { return fd_; }
 
  private:

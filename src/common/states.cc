@@ -13,17 +13,18 @@ struct JobStateNames {
 };
 
 constexpr JobStateNames kJobStates[] = {
-    {pb::JOB_PENDING, "PENDING", "PD"},       {pb::JOB_RUNNING, "RUNNING", "R"},
-    {pb::JOB_SUSPENDED, "SUSPENDED", "S"},    {pb::JOB_COMPLETED, "COMPLETED", "CD"},
-    {pb::JOB_CANCELLED, "CANCELLED", "CA"},   {pb::JOB_FAILED, "FAILED", "F"},
-    {pb::JOB_TIMEOUT, "TIMEOUT", "TO"},       {pb::JOB_NODE_FAIL, "NODE_FAIL", "NF"},
-    {pb::JOB_PREEMPTED, "PREEMPTED", "PR"},   {pb::JOB_BOOT_FAIL, "BOOT_FAIL", "BF"},
-    {pb::JOB_DEADLINE, "DEADLINE", "DL"},     {pb::JOB_OUT_OF_MEMORY, "OUT_OF_MEMORY", "OOM"},
+    {pb::JOB_PENDING, "PENDING", "PD"},     {pb::JOB_RUNNING, "RUNNING", "R"},
+    {pb::JOB_SUSPENDED, "SUSPENDED", "S"},  {pb::JOB_COMPLETED, "COMPLETED", "CD"},
+    {pb::JOB_CANCELLED, "CANCELLED", "CA"}, {pb::JOB_FAILED, "FAILED", "F"},
+    {pb::JOB_TIMEOUT, "TIMEOUT", "TO"},     {pb::JOB_NODE_FAIL, "NODE_FAIL", "NF"},
+    {pb::JOB_PREEMPTED, "PREEMPTED", "PR"}, {pb::JOB_BOOT_FAIL, "BOOT_FAIL", "BF"},
+    {pb::JOB_DEADLINE, "DEADLINE", "DL"},   {pb::JOB_OUT_OF_MEMORY, "OUT_OF_MEMORY", "OOM"},
 };
 
 std::string Upper(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::toupper(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::toupper(c); });
   return out;
 }
 
@@ -60,12 +61,24 @@ bool IsFinished(pb::JobState state) {
 std::string NodeStateLong(const pb::NodeRecord& n) {
   std::string base;
   switch (n.base_state()) {
-    case pb::NODE_IDLE: base = "IDLE"; break;
-    case pb::NODE_ALLOCATED: base = "ALLOCATED"; break;
-    case pb::NODE_MIXED: base = "MIXED"; break;
-    case pb::NODE_DOWN: base = "DOWN"; break;
-    case pb::NODE_FUTURE: base = "FUTURE"; break;
-    default: base = "UNKNOWN"; break;
+    case pb::NODE_IDLE:
+      base = "IDLE";
+      break;
+    case pb::NODE_ALLOCATED:
+      base = "ALLOCATED";
+      break;
+    case pb::NODE_MIXED:
+      base = "MIXED";
+      break;
+    case pb::NODE_DOWN:
+      base = "DOWN";
+      break;
+    case pb::NODE_FUTURE:
+      base = "FUTURE";
+      break;
+    default:
+      base = "UNKNOWN";
+      break;
   }
   if (n.drain()) base += "+DRAIN";
   if (!n.responding() && n.base_state() != pb::NODE_FUTURE) base += "+NOT_RESPONDING";
@@ -78,12 +91,24 @@ std::string NodeStateCompact(const pb::NodeRecord& n) {
     s = n.base_state() == pb::NODE_DOWN ? "drain" : (Draining(n) ? "drng" : "drain");
   } else {
     switch (n.base_state()) {
-      case pb::NODE_IDLE: s = "idle"; break;
-      case pb::NODE_ALLOCATED: s = "alloc"; break;
-      case pb::NODE_MIXED: s = "mix"; break;
-      case pb::NODE_DOWN: s = "down"; break;
-      case pb::NODE_FUTURE: s = "futr"; break;
-      default: s = "unk"; break;
+      case pb::NODE_IDLE:
+        s = "idle";
+        break;
+      case pb::NODE_ALLOCATED:
+        s = "alloc";
+        break;
+      case pb::NODE_MIXED:
+        s = "mix";
+        break;
+      case pb::NODE_DOWN:
+        s = "down";
+        break;
+      case pb::NODE_FUTURE:
+        s = "futr";
+        break;
+      default:
+        s = "unk";
+        break;
     }
   }
   if (!n.responding() && n.base_state() != pb::NODE_FUTURE) s += "*";
@@ -96,12 +121,24 @@ std::string NodeStateLongLower(const pb::NodeRecord& n) {
     s = n.base_state() == pb::NODE_DOWN ? "drained" : (Draining(n) ? "draining" : "drained");
   } else {
     switch (n.base_state()) {
-      case pb::NODE_IDLE: s = "idle"; break;
-      case pb::NODE_ALLOCATED: s = "allocated"; break;
-      case pb::NODE_MIXED: s = "mixed"; break;
-      case pb::NODE_DOWN: s = "down"; break;
-      case pb::NODE_FUTURE: s = "future"; break;
-      default: s = "unknown"; break;
+      case pb::NODE_IDLE:
+        s = "idle";
+        break;
+      case pb::NODE_ALLOCATED:
+        s = "allocated";
+        break;
+      case pb::NODE_MIXED:
+        s = "mixed";
+        break;
+      case pb::NODE_DOWN:
+        s = "down";
+        break;
+      case pb::NODE_FUTURE:
+        s = "future";
+        break;
+      default:
+        s = "unknown";
+        break;
     }
   }
   if (!n.responding() && n.base_state() != pb::NODE_FUTURE) s += "*";

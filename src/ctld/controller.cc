@@ -112,9 +112,8 @@ Status Controller::Start() {
 
   std::string addr = "0.0.0.0:" + std::to_string(conf_.ControllerPort());
   auto handler = [this](const RpcConnectionPtr& c, const pb::Credential& cred,
-                        const std::string& body, Responder r) {
-    HandleRequest(c, cred, body, std::move(r));
-  };
+                        const std::string& body,
+                        Responder r) { HandleRequest(c, cred, body, std::move(r)); };
   auto server = RpcServer::Listen(io_, addr, handler);
   if (!server) return server.status();
   tcp_server_ = std::move(*server);
@@ -181,8 +180,10 @@ void Controller::LoadState() {
         auto& r = nodes_[idx].rec;
         r.set_drain(saved.drain());
         r.set_configured_down(saved.configured_down());
-        if (saved.configured_down()) r.set_base_state(pb::NODE_DOWN);
-        else if (r.base_state() == pb::NODE_DOWN) r.set_base_state(pb::NODE_UNKNOWN);
+        if (saved.configured_down())
+          r.set_base_state(pb::NODE_DOWN);
+        else if (r.base_state() == pb::NODE_DOWN)
+          r.set_base_state(pb::NODE_UNKNOWN);
         r.set_reason(saved.reason());
         r.set_reason_uid(saved.reason_uid());
         r.set_reason_time(saved.reason_time());
@@ -222,7 +223,8 @@ void Controller::LoadState() {
         int idx = FindNode(job.nodes(i));
         if (idx < 0) continue;
         auto& r = nodes_[idx].rec;
-        r.set_alloc_cpus(r.alloc_cpus() + (i < job.cpus_per_node_size() ? job.cpus_per_node(i) : 0));
+        r.set_alloc_cpus(r.alloc_cpus() +
+                         (i < job.cpus_per_node_size() ? job.cpus_per_node(i) : 0));
         r.set_alloc_memory_mb(r.alloc_memory_mb() + job.mem_per_node_mb());
       }
     }
@@ -307,7 +309,8 @@ void Controller::HandleAgent(const RpcConnectionPtr& conn, const std::string& bo
 void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credential& cred,
                                const std::string& body, Responder respond) {
   if (Status s = key_.Verify(cred, body, Now()); !s.ok()) {
-    respond(ErrorResponse(ErrorCode::kAuthFailure, "Protocol authentication error: " + s.message()));
+    respond(
+        ErrorResponse(ErrorCode::kAuthFailure, "Protocol authentication error: " + s.message()));
     return;
   }
   pb::Request req;

@@ -40,9 +40,9 @@ class Controller {
  private:
   struct Node {
     pb::NodeRecord rec;
-    RpcConnectionPtr stream;    // the node's own connection, when registered
-    int64_t last_seen = 0;      // steady seconds of the last message
-    bool registered = false;    // since this controller started
+    RpcConnectionPtr stream;  // the node's own connection, when registered
+    int64_t last_seen = 0;    // steady seconds of the last message
+    bool registered = false;  // since this controller started
     bool down_not_responding = false;
   };
   struct Partition {

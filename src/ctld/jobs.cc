@@ -45,6 +45,18 @@ pb::JobResult Fail(const std::string& id, ErrorCode code, const std::string& msg
 
 std::string IdString(const pb::JobRecord& job) { return std::to_string(job.job_id()); }
 
+// A request about several jobs fails as a whole when any job failed; the per-job results say
+// which, and the commands print one line for each.
+void PropagateFailure(const google::protobuf::RepeatedPtrField<pb::JobResult>& results,
+                      pb::Response* resp) {
+  for (const auto& r : results) {
+    if (r.rc() != 0) {
+      resp->set_rc(r.rc());
+      resp->set_error(r.error());
+    }
+  }
+}
+
 }  // namespace
 
 pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest& req,
@@ -68,29 +80,34 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     size_t pos = 0;
     while (pos <= list.size() && !part) {
       size_t comma = list.find(',', pos);
-      std::string name = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      std::string name =
+          list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
       part = FindPartition(name);
       if (comma == std::string::npos) break;
       pos = comma + 1;
     }
-    if (!part) return ErrorResponse(ErrorCode::kInvalidPartition, "invalid partition specified: " + spec.partition());
+    if (!part)
+      return ErrorResponse(ErrorCode::kInvalidPartition,
+                           "invalid partition specified: " + spec.partition());
   } else {
     part = DefaultPartition();
-    if (!part) return ErrorResponse(ErrorCode::kInvalidPartition, "No partition specified or system default partition");
+    if (!part)
+      return ErrorResponse(ErrorCode::kInvalidPartition,
+                           "No partition specified or system default partition");
   }
 
   pb::JobRecord job;
   *job.mutable_spec() = spec;
   job.set_partition(part->rec.name());
   job.set_eligible_time(spec.begin_time());
-  job.set_time_limit(spec.time_limit() != kTimeNoVal ? spec.time_limit()
+  job.set_time_limit(spec.time_limit() != kTimeNoVal          ? spec.time_limit()
                      : part->rec.default_time() != kTimeNoVal ? part->rec.default_time()
                                                               : part->rec.max_time());
   if (spec.time_limit() == 0 && spec.time_limit() != kTimeNoVal)
     return ErrorResponse(ErrorCode::kTimeLimitExceeded,
                          "Requested time limit is invalid (missing or exceeds some limit)");
   uint32_t nodes = std::max<uint32_t>(spec.min_nodes(), 1);
-  uint32_t tasks = spec.num_tasks() ? spec.num_tasks()
+  uint32_t tasks = spec.num_tasks()         ? spec.num_tasks()
                    : spec.ntasks_per_node() ? spec.ntasks_per_node() * nodes
                                             : nodes;
   uint32_t cpt = std::max<uint32_t>(spec.cpus_per_task(), 1);
@@ -110,9 +127,8 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
       return ErrorResponse(ErrorCode::kInvalidGres,
                            "Invalid generic resource (gres) specification");
   }
-  if (nodes > part->node_index.size() ||
-      (part->rec.max_nodes() != 0xffffffffu && nodes > part->rec.max_nodes() &&
-       !IsAdmin(cred.uid())))
+  if (nodes > part->node_index.size() || (part->rec.max_nodes() != 0xffffffffu &&
+                                          nodes > part->rec.max_nodes() && !IsAdmin(cred.uid())))
     return ErrorResponse(ErrorCode::kRequestedConfigUnavailable,
                          "Node count specification invalid");
   if (Status s = ValidateAgainstPartition(job, *part); !s.ok())
@@ -222,7 +238,8 @@ Result<std::vector<pb::JobRecord*>> Controller::ResolveJobIds(const std::string&
     return out;
   }
   std::string sel = spec.substr(us + 1);
-  if (sel.size() >= 2 && sel.front() == '[' && sel.back() == ']') sel = sel.substr(1, sel.size() - 2);
+  if (sel.size() >= 2 && sel.front() == '[' && sel.back() == ']')
+    sel = sel.substr(1, sel.size() - 2);
   auto wanted = sched::ParseArraySpec(sel, 0xfffffff0u);
   if (!wanted || tasks == array_tasks_.end())
     return Error(ErrorCode::kInvalidJobId, "Invalid job id specified");
@@ -292,9 +309,12 @@ std::string Controller::DependencyReason(const pb::JobRecord& job, int64_t now) 
     }
   }
   switch (sched::EvaluateDependency(*dep, now, lookup, singleton_blocked)) {
-    case sched::DepState::kSatisfied: return "";
-    case sched::DepState::kPending: return "Dependency";
-    case sched::DepState::kNeverSatisfied: return "DependencyNeverSatisfied";
+    case sched::DepState::kSatisfied:
+      return "";
+    case sched::DepState::kPending:
+      return "Dependency";
+    case sched::DepState::kNeverSatisfied:
+      return "DependencyNeverSatisfied";
   }
   return "";
 }
@@ -385,12 +405,7 @@ pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobR
     changed->push_back(job);
     *out->add_results() = Ok(id);
   }
-  for (const auto& r : out->results()) {
-    if (r.rc() != 0) {
-      resp.set_rc(r.rc());
-      resp.set_error(r.error());
-    }
-  }
+  PropagateFailure(out->results(), &resp);
   return resp;
 }
 
@@ -423,7 +438,10 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
         std::transform(key.begin(), key.end(), key.begin(), ::tolower);
         if (key == "timelimit") {
           auto t = ParseTimeLimit(value);
-          if (!t) { status = InvalidArgument("Invalid TimeLimit value: " + value); break; }
+          if (!t) {
+            status = InvalidArgument("Invalid TimeLimit value: " + value);
+            break;
+          }
           if (!admin && *t > job->time_limit()) {
             status = Error(ErrorCode::kAccessDenied, "Access/permission denied");
             break;
@@ -440,10 +458,16 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
             break;
           }
           const Partition* p = FindPartition(value);
-          if (!p) { status = Error(ErrorCode::kInvalidPartition, "Invalid partition name specified"); break; }
+          if (!p) {
+            status = Error(ErrorCode::kInvalidPartition, "Invalid partition name specified");
+            break;
+          }
           next.set_partition(value);
           next.mutable_spec()->set_partition(value);
-          if (Status s = ValidateAgainstPartition(next, *p); !s.ok()) { status = s; break; }
+          if (Status s = ValidateAgainstPartition(next, *p); !s.ok()) {
+            status = s;
+            break;
+          }
         } else if (key == "nice") {
           char* end = nullptr;
           long nice = std::strtol(value.c_str(), &end, 10);
@@ -456,22 +480,38 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
             break;
           }
           next.mutable_spec()->set_nice(static_cast<int32_t>(nice));
-          if (!next.held()) next.set_priority(BasicPriority(next.job_id(), static_cast<int32_t>(nice)));
+          if (!next.held())
+            next.set_priority(BasicPriority(next.job_id(), static_cast<int32_t>(nice)));
         } else if (key == "priority") {
-          if (!admin) { status = Error(ErrorCode::kAccessDenied, "Access/permission denied"); break; }
+          if (!admin) {
+            status = Error(ErrorCode::kAccessDenied, "Access/permission denied");
+            break;
+          }
           char* end = nullptr;
           unsigned long p = std::strtoul(value.c_str(), &end, 10);
-          if (*end) { status = InvalidArgument("Invalid Priority value: " + value); break; }
+          if (*end) {
+            status = InvalidArgument("Invalid Priority value: " + value);
+            break;
+          }
           next.set_priority(static_cast<uint32_t>(p));
         } else if (key == "numnodes" || key == "minnodes") {
-          if (job->state() != pb::JOB_PENDING) { status = Error(ErrorCode::kJobNotPending, "Job is no longer pending execution"); break; }
+          if (job->state() != pb::JOB_PENDING) {
+            status = Error(ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            break;
+          }
           unsigned long n = std::strtoul(value.c_str(), nullptr, 10);
-          if (n == 0) { status = InvalidArgument("Invalid NumNodes value: " + value); break; }
+          if (n == 0) {
+            status = InvalidArgument("Invalid NumNodes value: " + value);
+            break;
+          }
           next.mutable_spec()->set_min_nodes(static_cast<uint32_t>(n));
           next.set_num_nodes(static_cast<uint32_t>(n));
         } else if (key == "starttime" || key == "begintime") {
           auto t = ParseBeginTime(value, Now());
-          if (!t) { status = InvalidArgument("Invalid StartTime value: " + value); break; }
+          if (!t) {
+            status = InvalidArgument("Invalid StartTime value: " + value);
+            break;
+          }
           next.mutable_spec()->set_begin_time(*t);
           next.set_eligible_time(*t);
         } else if (key == "requeue") {
@@ -493,12 +533,7 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
       *out->add_results() = Ok(id);
     }
   }
-  for (const auto& r : out->results()) {
-    if (r.rc() != 0) {
-      resp.set_rc(r.rc());
-      resp.set_error(r.error());
-    }
-  }
+  PropagateFailure(out->results(), &resp);
   return resp;
 }
 
@@ -523,7 +558,8 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
         case A::HOLD:
         case A::UHOLD: {
           if (job->state() != pb::JOB_PENDING) {
-            *out->add_results() = Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            *out->add_results() =
+                Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
             continue;
           }
           RemovePending(*job);
@@ -536,7 +572,8 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
         }
         case A::RELEASE: {
           if (job->state() != pb::JOB_PENDING) {
-            *out->add_results() = Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            *out->add_results() =
+                Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
             continue;
           }
           if (job->held_by_admin() && !admin) {
@@ -553,7 +590,8 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
         }
         case A::REQUEUE:
         case A::REQUEUE_HOLD: {
-          if (job->state() != pb::JOB_RUNNING && !(IsFinished(job->state()) && !job->completing())) {
+          if (job->state() != pb::JOB_RUNNING &&
+              !(IsFinished(job->state()) && !job->completing())) {
             *out->add_results() = Fail(id, ErrorCode::kTransitionState, "Job is pending execution");
             continue;
           }
@@ -567,7 +605,8 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
         }
         case A::TOP: {
           if (job->state() != pb::JOB_PENDING) {
-            *out->add_results() = Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            *out->add_results() =
+                Fail(id, ErrorCode::kJobNotPending, "Job is no longer pending execution");
             continue;
           }
           RemovePending(*job);
@@ -576,19 +615,15 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
           break;
         }
         default:
-          *out->add_results() = Fail(id, ErrorCode::kNotSupported, "Requested operation not supported on this job");
+          *out->add_results() =
+              Fail(id, ErrorCode::kNotSupported, "Requested operation not supported on this job");
           continue;
       }
       changed->push_back(job);
       *out->add_results() = Ok(id);
     }
   }
-  for (const auto& r : out->results()) {
-    if (r.rc() != 0) {
-      resp.set_rc(r.rc());
-      resp.set_error(r.error());
-    }
-  }
+  PropagateFailure(out->results(), &resp);
   return resp;
 }
 
@@ -624,7 +659,8 @@ void Controller::ReleaseResources(const pb::JobRecord& job) {
     auto& r = nodes_[idx].rec;
     uint32_t cpus = i < job.cpus_per_node_size() ? job.cpus_per_node(i) : 0;
     r.set_alloc_cpus(r.alloc_cpus() - std::min(r.alloc_cpus(), cpus));
-    r.set_alloc_memory_mb(r.alloc_memory_mb() - std::min(r.alloc_memory_mb(), job.mem_per_node_mb()));
+    r.set_alloc_memory_mb(r.alloc_memory_mb() -
+                          std::min(r.alloc_memory_mb(), job.mem_per_node_mb()));
     r.set_last_busy(now);
   }
 }

@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <asio.hpp>
 #include <cerrno>
-#include <array>
 #include <cstring>
 
 namespace shoal::ctld {
@@ -36,7 +36,7 @@ Result<std::string> ReadFile(const std::string& path) {
     if (errno == ENOENT) return std::string();
     return Error(ErrorCode::kIoError, path + ": " + std::strerror(errno));
   }
-  struct stat st{};
+  struct stat st {};
   ::fstat(fd, &st);
   std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t off = 0;

@@ -33,13 +33,27 @@ int main(int argc, char** argv) {
   int opt;
   while ((opt = ::getopt(argc, argv, "Dcf:L:vVh")) != -1) {
     switch (opt) {
-      case 'D': foreground = true; break;
-      case 'c': options.clear_state = true; break;
-      case 'f': options.conf_path = optarg; break;
-      case 'L': log_file = optarg; break;
-      case 'v': shoal::SetLogLevel(shoal::LogLevel::kDebug); break;
-      case 'V': std::printf("shoal %s\n", SHOAL_VERSION); return 0;
-      default: Usage(); return 1;
+      case 'D':
+        foreground = true;
+        break;
+      case 'c':
+        options.clear_state = true;
+        break;
+      case 'f':
+        options.conf_path = optarg;
+        break;
+      case 'L':
+        log_file = optarg;
+        break;
+      case 'v':
+        shoal::SetLogLevel(shoal::LogLevel::kDebug);
+        break;
+      case 'V':
+        std::printf("shoal %s\n", SHOAL_VERSION);
+        return 0;
+      default:
+        Usage();
+        return 1;
     }
   }
   auto conf = shoal::LoadSlurmConf(options.conf_path);
@@ -51,7 +65,8 @@ int main(int argc, char** argv) {
   auto paths = shoal::AuthPathsFor(options.conf_path, conf->Get("AuthInfo"));
   auto key = shoal::ClusterKey::Load(paths.key_file);
   if (!key) {
-    std::fprintf(stderr, "shoalctld: fatal: cannot load the cluster key: %s\n", key.error().c_str());
+    std::fprintf(stderr, "shoalctld: fatal: cannot load the cluster key: %s\n",
+                 key.error().c_str());
     return 1;
   }
   if (log_file.empty()) log_file = conf->Get("SlurmctldLogFile");

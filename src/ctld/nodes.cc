@@ -64,8 +64,8 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   int idx = FindNode(req.name());
   if (idx < 0) {
     if (!req.dynamic()) {
-      respond(ErrorResponse(ErrorCode::kInvalidNodeName,
-                            "Invalid node name specified: " + req.name()));
+      respond(
+          ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified: " + req.name()));
       return;
     }
     pb::NodeRecord rec;
@@ -106,8 +106,7 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   });
   // A node that went down only for not responding comes back (ReturnToService=1, or 2 for any).
   std::string rts = conf_.Get("ReturnToService", "0");
-  if (r.base_state() == pb::NODE_DOWN &&
-      ((rts == "1" && node.down_not_responding) || rts == "2")) {
+  if (r.base_state() == pb::NODE_DOWN && ((rts == "1" && node.down_not_responding) || rts == "2")) {
     r.set_base_state(pb::NODE_UNKNOWN);
     r.set_configured_down(false);
     if (node.down_not_responding) r.set_reason("");
@@ -121,7 +120,8 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   pb::Response resp;
   auto* out = resp.mutable_node_register();
   out->set_node_name(req.name());
-  out->set_heartbeat_interval_s(std::max<uint32_t>(1, std::min<uint32_t>(conf_.SlurmdTimeout() / 3, 30)));
+  out->set_heartbeat_interval_s(
+      std::max<uint32_t>(1, std::min<uint32_t>(conf_.SlurmdTimeout() / 3, 30)));
   std::vector<pb::JobRecord*> relaunch;
   std::vector<pb::JobRecord*> failed;
   for (auto& [id, job] : jobs_) {
@@ -230,24 +230,28 @@ void Controller::NodeFailed(int node_index, const std::string& reason) {
 }
 
 pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::UpdateNodeRequest& req) {
-  if (!IsAdmin(cred.uid())) return ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied");
+  if (!IsAdmin(cred.uid()))
+    return ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied");
   auto names = ExpandHostlist(req.node_names());
   if (!names || names->empty())
     return ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified");
   std::vector<int> targets;
   for (const auto& name : *names) {
     int idx = FindNode(name);
-    if (idx < 0) return ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified: " + name);
+    if (idx < 0)
+      return ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified: " + name);
     targets.push_back(idx);
   }
   std::string state = Upper(req.state());
   if ((state == "DRAIN" || state == "DOWN" || state == "FAIL") && req.reason().empty())
-    return ErrorResponse(ErrorCode::kInvalidArgument,
-                         "You must specify a reason when DOWNING or DRAINING a node. Request denied");
-  static const std::set<std::string> kStates = {"",     "DRAIN", "RESUME", "DOWN",    "IDLE",
-                                                "UNDRAIN", "FAIL", "FUTURE", "NORESP", "UNDOWN"};
+    return ErrorResponse(
+        ErrorCode::kInvalidArgument,
+        "You must specify a reason when DOWNING or DRAINING a node. Request denied");
+  static const std::set<std::string> kStates = {"",        "DRAIN", "RESUME", "DOWN",   "IDLE",
+                                                "UNDRAIN", "FAIL",  "FUTURE", "NORESP", "UNDOWN"};
   if (!kStates.count(state))
-    return ErrorResponse(ErrorCode::kInvalidArgument, "Invalid node state specified: " + req.state());
+    return ErrorResponse(ErrorCode::kInvalidArgument,
+                         "Invalid node state specified: " + req.state());
   int64_t now = Now();
   for (int idx : targets) {
     Node& node = nodes_[idx];
@@ -286,7 +290,8 @@ pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::Update
         size_t pos = 0;
         while (pos <= v.size()) {
           size_t comma = v.find(',', pos);
-          std::string f = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+          std::string f =
+              v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
           if (!f.empty()) r.add_features(f);
           if (comma == std::string::npos) break;
           pos = comma + 1;

@@ -69,8 +69,9 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
     if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
     sorted.push_back(&job);
   }
-  std::sort(sorted.begin(), sorted.end(),
-            [](const pb::JobRecord* a, const pb::JobRecord* b) { return a->job_id() < b->job_id(); });
+  std::sort(sorted.begin(), sorted.end(), [](const pb::JobRecord* a, const pb::JobRecord* b) {
+    return a->job_id() < b->job_id();
+  });
   for (auto* job : sorted) add(*job);
   return resp;
 }
@@ -85,7 +86,8 @@ pb::Response Controller::QueryNodes(const pb::NodeQueryRequest& req) const {
     pb::NodeRecord* r = out->add_nodes();
     *r = NodeView(n);
     for (const auto& p : partitions_)
-      if (std::find(p.rec.nodes().begin(), p.rec.nodes().end(), n.rec.name()) != p.rec.nodes().end())
+      if (std::find(p.rec.nodes().begin(), p.rec.nodes().end(), n.rec.name()) !=
+          p.rec.nodes().end())
         r->add_partitions(p.rec.name());
   }
   for (const auto& p : partitions_) *out->add_partitions() = p.rec;
@@ -132,9 +134,8 @@ pb::Response Controller::QueryConfig() const {
     if (!shown.count(k)) add(k, v);
   std::vector<std::pair<std::string, std::string>> kv;
   for (int i = 0; i < out->keys_size(); ++i) kv.emplace_back(out->keys(i), out->values(i));
-  std::sort(kv.begin(), kv.end(), [](const auto& a, const auto& b) {
-    return CaseInsensitiveLess()(a.first, b.first);
-  });
+  std::sort(kv.begin(), kv.end(),
+            [](const auto& a, const auto& b) { return CaseInsensitiveLess()(a.first, b.first); });
   out->clear_keys();
   out->clear_values();
   for (auto& [k, v] : kv) add(k, v);

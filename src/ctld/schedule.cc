@@ -57,8 +57,8 @@ Status Controller::ValidateAgainstPartition(const pb::JobRecord& job, const Part
     if (!names) return Error(ErrorCode::kInvalidNodeName, "Invalid node name specified");
     for (const auto& n : *names) {
       int idx = FindNode(n);
-      if (idx < 0 || std::find(part.node_index.begin(), part.node_index.end(), idx) ==
-                         part.node_index.end())
+      if (idx < 0 ||
+          std::find(part.node_index.begin(), part.node_index.end(), idx) == part.node_index.end())
         return Error(ErrorCode::kInvalidNodeName, "Requested node configuration is not available");
       shape.required.push_back(idx);
     }
@@ -150,9 +150,10 @@ void Controller::Schedule() {
     if (!job->spec().dependency().empty()) {
       std::string why = DependencyReason(*job, now);
       if (!why.empty()) {
-        bool kill = job->spec().kill_on_invalid_dep() == 1 ||
-                    (job->spec().kill_on_invalid_dep() == 0 &&
-                     conf_.Get("SchedulerParameters").find("kill_invalid_depend") != std::string::npos);
+        bool kill =
+            job->spec().kill_on_invalid_dep() == 1 ||
+            (job->spec().kill_on_invalid_dep() == 0 &&
+             conf_.Get("SchedulerParameters").find("kill_invalid_depend") != std::string::npos);
         if (why == "DependencyNeverSatisfied" && kill) {
           RemovePending(*job);
           job->set_reason("DependencyNeverSatisfied");
@@ -166,9 +167,8 @@ void Controller::Schedule() {
     }
     if (job->array_task_id() != kNoArrayTask && !job->spec().array().empty() &&
         job->spec().array().find('%') != std::string::npos) {
-      uint32_t limit = static_cast<uint32_t>(
-          std::strtoul(job->spec().array().substr(job->spec().array().find('%') + 1).c_str(),
-                       nullptr, 10));
+      uint32_t limit = static_cast<uint32_t>(std::strtoul(
+          job->spec().array().substr(job->spec().array().find('%') + 1).c_str(), nullptr, 10));
       auto [cached, fresh] = array_running.try_emplace(job->array_job_id(), 0);
       if (fresh) {
         for (uint32_t id : array_tasks_[job->array_job_id()]) {
@@ -312,8 +312,8 @@ std::vector<std::string> Controller::JobEnvironment(const pb::JobRecord& job) co
   add("SLURM_JOB_GID", std::to_string(s.gid()));
   add("SLURM_JOB_USER", s.user_name());
   add("SLURM_CLUSTER_NAME", conf_.ClusterName());
-  add("SLURM_JOB_CPUS_PER_NODE", RunLength(std::vector<uint32_t>(job.cpus_per_node().begin(),
-                                                                  job.cpus_per_node().end())));
+  add("SLURM_JOB_CPUS_PER_NODE",
+      RunLength(std::vector<uint32_t>(job.cpus_per_node().begin(), job.cpus_per_node().end())));
   if (s.num_tasks() || s.ntasks_per_node()) {
     add("SLURM_NTASKS", std::to_string(job.num_tasks()));
     add("SLURM_NPROCS", std::to_string(job.num_tasks()));

@@ -30,12 +30,11 @@ Result<ArraySpec> ParseArraySpec(std::string_view text, uint32_t max_array_size)
   size_t pos = 0;
   while (pos <= body.size()) {
     size_t comma = body.find(',', pos);
-    std::string_view item = body.substr(pos, comma == std::string_view::npos ? body.size() - pos
-                                                                             : comma - pos);
+    std::string_view item =
+        body.substr(pos, comma == std::string_view::npos ? body.size() - pos : comma - pos);
     uint32_t step = 1;
     if (auto colon = item.find(':'); colon != std::string_view::npos) {
-      if (!ParseU32(item.substr(colon + 1), &step) || step == 0)
-        return Invalid(std::string(item));
+      if (!ParseU32(item.substr(colon + 1), &step) || step == 0) return Invalid(std::string(item));
       item = item.substr(0, colon);
     }
     uint32_t lo = 0, hi = 0;

@@ -36,8 +36,8 @@ Result<Dependency> ParseDependency(std::string_view text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find(sep, pos);
-    std::string_view item = text.substr(pos, end == std::string_view::npos ? text.size() - pos
-                                                                           : end - pos);
+    std::string_view item =
+        text.substr(pos, end == std::string_view::npos ? text.size() - pos : end - pos);
     if (item == "singleton") {
       DepTerm t;
       t.type = DepType::kSingleton;
@@ -96,7 +96,8 @@ DepState EvaluateDependency(const Dependency& dep, int64_t now,
       } else {
         switch (term.type) {
           case DepType::kAfter:
-            s = (t.started && now >= t.start_time + delay) || (t.finished && now >= t.end_time + delay)
+            s = (t.started && now >= t.start_time + delay) ||
+                        (t.finished && now >= t.end_time + delay)
                     ? DepState::kSatisfied
                     : DepState::kPending;
             break;
@@ -106,14 +107,14 @@ DepState EvaluateDependency(const Dependency& dep, int64_t now,
             break;
           case DepType::kAfterOk:
           case DepType::kAfterCorr:
-            s = !t.finished ? DepState::kPending
-                : !t.ok     ? DepState::kNeverSatisfied
+            s = !t.finished                 ? DepState::kPending
+                : !t.ok                     ? DepState::kNeverSatisfied
                 : now >= t.end_time + delay ? DepState::kSatisfied
                                             : DepState::kPending;
             break;
           case DepType::kAfterNotOk:
-            s = !t.finished ? DepState::kPending
-                : t.ok      ? DepState::kNeverSatisfied
+            s = !t.finished                 ? DepState::kPending
+                : t.ok                      ? DepState::kNeverSatisfied
                 : now >= t.end_time + delay ? DepState::kSatisfied
                                             : DepState::kPending;
             break;

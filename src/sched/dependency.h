@@ -14,13 +14,21 @@
 
 namespace shoal::sched {
 
-enum class DepType { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kAfterCorr, kAfterBurstBuffer, kSingleton };
+enum class DepType {
+  kAfter,
+  kAfterAny,
+  kAfterOk,
+  kAfterNotOk,
+  kAfterCorr,
+  kAfterBurstBuffer,
+  kSingleton
+};
 
 struct DepTerm {
   DepType type = DepType::kAfterAny;
-  uint32_t job_id = 0;          // 0 for singleton
-  std::optional<uint32_t> task; // "123_4"
-  uint32_t delay_minutes = 0;   // "+time" on after/afterok/afternotok/afterany
+  uint32_t job_id = 0;           // 0 for singleton
+  std::optional<uint32_t> task;  // "123_4"
+  uint32_t delay_minutes = 0;    // "+time" on after/afterok/afternotok/afterany
 };
 
 struct Dependency {
@@ -34,9 +42,9 @@ Result<Dependency> ParseDependency(std::string_view text);
 // What the controller knows about one job (or every task of an array) named by a term.
 struct DepTarget {
   bool exists = false;
-  bool started = false;     // has run (or is running)
-  bool finished = false;    // ended (any state)
-  bool ok = false;          // ended COMPLETED with exit 0 (all tasks for arrays)
+  bool started = false;   // has run (or is running)
+  bool finished = false;  // ended (any state)
+  bool ok = false;        // ended COMPLETED with exit 0 (all tasks for arrays)
   int64_t start_time = 0;
   int64_t end_time = 0;
 };

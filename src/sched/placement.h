@@ -15,21 +15,21 @@ struct NodeView {
   uint32_t alloc_cpus = 0;
   uint64_t memory_mb = 0;
   uint64_t alloc_memory_mb = 0;
-  bool available = false;  // up, responding, not drained
+  bool available = false;         // up, responding, not drained
   bool exclusive_in_use = false;  // an --exclusive job holds it
 };
 
 struct JobShape {
-  uint32_t min_nodes = 0;        // 0 = not given
-  uint32_t max_nodes = 0;        // 0 = not given
-  uint32_t num_tasks = 0;        // 0 = not given
+  uint32_t min_nodes = 0;  // 0 = not given
+  uint32_t max_nodes = 0;  // 0 = not given
+  uint32_t num_tasks = 0;  // 0 = not given
   uint32_t cpus_per_task = 1;
   uint32_t ntasks_per_node = 0;  // 0 = not given
   uint64_t mem_per_node_mb = 0;  // 0 = not given
   uint64_t mem_per_cpu_mb = 0;   // 0 = not given
   bool exclusive = false;
-  std::vector<int> allowed;      // candidate node indexes, in preference order
-  std::vector<int> required;     // nodes that must be included (-w)
+  std::vector<int> allowed;   // candidate node indexes, in preference order
+  std::vector<int> required;  // nodes that must be included (-w)
 };
 
 struct Placement {

@@ -61,27 +61,34 @@ DepTarget Finished(bool ok, int64_t end = 100) {
 
 TEST(Dependency, AfterOkOnFailedJobIsNeverSatisfied) {
   auto d = *ParseDependency("afterok:1");
-  EXPECT_EQ(EvaluateDependency(d, 200, [](const DepTerm&) { return Finished(false); }, false),
+  EXPECT_EQ(EvaluateDependency(
+                d, 200, [](const DepTerm&) { return Finished(false); }, false),
             DepState::kNeverSatisfied);
-  EXPECT_EQ(EvaluateDependency(d, 200, [](const DepTerm&) { return Finished(true); }, false),
+  EXPECT_EQ(EvaluateDependency(
+                d, 200, [](const DepTerm&) { return Finished(true); }, false),
             DepState::kSatisfied);
   DepTarget running;
   running.exists = running.started = true;
-  EXPECT_EQ(EvaluateDependency(d, 200, [&](const DepTerm&) { return running; }, false),
+  EXPECT_EQ(EvaluateDependency(
+                d, 200, [&](const DepTerm&) { return running; }, false),
             DepState::kPending);
 }
 
 TEST(Dependency, AfterAnyAndNotOkAndDelays) {
   auto any = *ParseDependency("afterany:1");
-  EXPECT_EQ(EvaluateDependency(any, 200, [](const DepTerm&) { return Finished(false); }, false),
+  EXPECT_EQ(EvaluateDependency(
+                any, 200, [](const DepTerm&) { return Finished(false); }, false),
             DepState::kSatisfied);
   auto notok = *ParseDependency("afternotok:1");
-  EXPECT_EQ(EvaluateDependency(notok, 200, [](const DepTerm&) { return Finished(true); }, false),
+  EXPECT_EQ(EvaluateDependency(
+                notok, 200, [](const DepTerm&) { return Finished(true); }, false),
             DepState::kNeverSatisfied);
   auto delayed = *ParseDependency("afterany:1+2");
-  EXPECT_EQ(EvaluateDependency(delayed, 150, [](const DepTerm&) { return Finished(true); }, false),
+  EXPECT_EQ(EvaluateDependency(
+                delayed, 150, [](const DepTerm&) { return Finished(true); }, false),
             DepState::kPending);
-  EXPECT_EQ(EvaluateDependency(delayed, 221, [](const DepTerm&) { return Finished(true); }, false),
+  EXPECT_EQ(EvaluateDependency(
+                delayed, 221, [](const DepTerm&) { return Finished(true); }, false),
             DepState::kSatisfied);
 }
 
@@ -102,7 +109,8 @@ TEST(Dependency, SingletonWaitsForEarlierJobOfSameName) {
 
 TEST(Dependency, PurgedJobCountsAsDone) {
   auto d = *ParseDependency("afterany:99");
-  EXPECT_EQ(EvaluateDependency(d, 0, [](const DepTerm&) { return DepTarget{}; }, false),
+  EXPECT_EQ(EvaluateDependency(
+                d, 0, [](const DepTerm&) { return DepTarget{}; }, false),
             DepState::kSatisfied);
 }
 

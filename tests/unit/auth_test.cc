@@ -57,7 +57,7 @@ TEST(Auth, KeyFileMustBePrivate) {
   ASSERT_NE(::mkdtemp(dir), nullptr);
   std::string path = std::string(dir) + "/slurm.key";
   ASSERT_TRUE(ClusterKey::Generate(path).ok());
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_TRUE(ClusterKey::Load(path).ok());

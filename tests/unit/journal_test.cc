@@ -43,7 +43,8 @@ class JournalTest : public ::testing::Test {
     std::map<uint32_t, pb::JobState> jobs;
     EXPECT_TRUE(j.Open(&snap, [&](pb::JournalRecord& r) {
                    if (r.has_job()) jobs[r.job().job_id()] = r.job().state();
-                   if (r.body_case() == pb::JournalRecord::kPurgeJobId) jobs.erase(r.purge_job_id());
+                   if (r.body_case() == pb::JournalRecord::kPurgeJobId)
+                     jobs.erase(r.purge_job_id());
                  }).ok());
     for (const auto& job : snap.jobs())
       if (!jobs.count(job.job_id())) jobs[job.job_id()] = job.state();

@@ -23,27 +23,25 @@ TEST(Rpc, FrameRoundTrip) {
   EXPECT_EQ(back->body(), "hello");
 }
 
-TEST(Rpc, GarbageIsAnErrorNotACrash) {
-  EXPECT_FALSE(DecodeFrameBody("\xff\xff\xff\xff\xff"));
-}
+TEST(Rpc, GarbageIsAnErrorNotACrash) { EXPECT_FALSE(DecodeFrameBody("\xff\xff\xff\xff\xff")); }
 
 // A server on loopback answers a blocking client; garbage from another client closes only that
 // connection.
 TEST(Rpc, ClientServerAndGarbage) {
   asio::io_context io;
-  auto server = RpcServer::Listen(
-      io, "127.0.0.1:0",
-      [](const RpcConnectionPtr&, const pb::Credential& cred, const std::string& body,
-         Responder respond) {
-        pb::Request req;
-        pb::Response resp;
-        if (!req.ParseFromString(body) || !req.has_ping()) {
-          respond(ErrorResponse(ErrorCode::kProtocol, "bad"));
-          return;
-        }
-        resp.mutable_ping()->set_controller("uid" + std::to_string(cred.uid()));
-        respond(resp);
-      });
+  auto server =
+      RpcServer::Listen(io, "127.0.0.1:0",
+                        [](const RpcConnectionPtr&, const pb::Credential& cred,
+                           const std::string& body, Responder respond) {
+                          pb::Request req;
+                          pb::Response resp;
+                          if (!req.ParseFromString(body) || !req.has_ping()) {
+                            respond(ErrorResponse(ErrorCode::kProtocol, "bad"));
+                            return;
+                          }
+                          resp.mutable_ping()->set_controller("uid" + std::to_string(cred.uid()));
+                          respond(resp);
+                        });
   ASSERT_TRUE(server) << server.error();
   uint16_t port = (*server)->port();
   std::thread loop([&] { io.run(); });
