@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cli/format_fields.h"
 #include "common/hostlist.h"
 #include "common/states.h"
 #include "common/units.h"
@@ -114,37 +115,8 @@ std::string ReplaceAll(std::string s, std::string_view from, std::string_view to
   return s;
 }
 
-std::string JsonEscape(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+// JSON string literal (quotes included); one implementation for every command's --json.
+std::string JsonEscape(std::string_view s) { return fmt::JsonString(s); }
 
 // ---- hostlist compression (order-preserving, duplicates kept, like Slurm's hostlist) ----------
 
