@@ -81,8 +81,7 @@ void BM_JournalAppendDurable(benchmark::State& state) {
   {
     asio::io_context io;
     Journal journal(io, dir);
-    pb::Snapshot snap;
-    if (!journal.Open(&snap, [](pb::JournalRecord&) {}).ok()) {
+    if (!journal.Open([](pb::JournalRecord&) {}).ok()) {
       state.SkipWithError("Journal::Open failed");
       return;
     }
@@ -113,8 +112,7 @@ void BM_JournalReplay(benchmark::State& state) {
   {
     asio::io_context io;
     Journal journal(io, dir);
-    pb::Snapshot snap;
-    if (!journal.Open(&snap, [](pb::JournalRecord&) {}).ok()) {
+    if (!journal.Open([](pb::JournalRecord&) {}).ok()) {
       state.SkipWithError("Journal::Open failed");
       return;
     }
@@ -129,9 +127,8 @@ void BM_JournalReplay(benchmark::State& state) {
   for (auto _ : state) {
     asio::io_context io;
     Journal journal(io, dir);
-    pb::Snapshot snap;
     size_t seen = 0;
-    if (!journal.Open(&snap, [&](pb::JournalRecord&) { seen++; }).ok()) {
+    if (!journal.Open([&](pb::JournalRecord&) { seen++; }).ok()) {
       state.SkipWithError("Journal::Open failed");
       break;
     }

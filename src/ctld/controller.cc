@@ -148,7 +148,6 @@ void Controller::Shutdown() {
 }
 
 void Controller::LoadState() {
-  pb::Snapshot snapshot;
   uint32_t high_water = next_job_id_;
   auto visit = [&](pb::JournalRecord& rec) {
     switch (rec.body_case()) {
@@ -193,27 +192,13 @@ void Controller::LoadState() {
         break;
     }
   };
-  Status s = journal_->Open(&snapshot, [&](pb::JournalRecord& rec) { visit(rec); });
+  Status s = journal_->Open(visit);
   if (!s.ok()) {
     LogError("cannot load state from %s: %s", conf_.StateSaveLocation().c_str(),
              s.message().c_str());
     std::exit(1);
   }
-  // The snapshot holds the state before the journal; apply it first, then the journal's records
-  // were already applied on top in order by Open... so rebuild: snapshot first, then journal.
-  if (snapshot.jobs_size() || snapshot.nodes_size() || snapshot.next_job_id()) {
-    std::unordered_map<uint32_t, pb::JobRecord> from_journal = std::move(jobs_);
-    jobs_.clear();
-    high_water = std::max(high_water, snapshot.next_job_id());
-    for (auto& job : *snapshot.mutable_jobs()) {
-      high_water = std::max(high_water, job.job_id() + 1);
-      uint32_t id = job.job_id();
-      jobs_[id] = std::move(job);
-    }
-    for (auto& [id, job] : from_journal) jobs_[id] = std::move(job);
-  }
   next_job_id_ = high_water;
-  int64_t now = Now();
   for (auto& [id, job] : jobs_) {
     IndexArrayTask(job);
     if (job.state() == pb::JOB_PENDING) AddPending(job);
@@ -234,7 +219,6 @@ void Controller::LoadState() {
                     std::chrono::steady_clock::now().time_since_epoch())
                     .count();
   for (auto& n : nodes_) n.last_seen = steady;
-  (void)now;
   // Start from a compact state: one snapshot, empty journal.
   MaybeCompact();
 }

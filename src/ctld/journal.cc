@@ -117,12 +117,29 @@ std::string Journal::Encode(const pb::JournalRecord& record) {
   return out;
 }
 
-Status Journal::Open(pb::Snapshot* snapshot, const RecordVisitor& visit) {
+Status Journal::Open(const RecordVisitor& visit) {
   ::mkdir(dir_.c_str(), 0700);
   auto snap = ReadFile(dir_ + kSnapshotFile);
   if (!snap) return snap.status();
-  if (!snap->empty() && !snapshot->ParseFromString(*snap))
+  pb::Snapshot snapshot;
+  if (!snap->empty() && !snapshot.ParseFromString(*snap))
     return Error(ErrorCode::kIoError, dir_ + kSnapshotFile + ": corrupt snapshot");
+  // The snapshot is the state before the journal's first record: hand it over as records.
+  {
+    pb::JournalRecord rec;
+    if (snapshot.next_job_id()) {
+      rec.set_next_job_id(snapshot.next_job_id());
+      visit(rec);
+    }
+    for (auto& job : *snapshot.mutable_jobs()) {
+      rec.mutable_job()->Swap(&job);
+      visit(rec);
+    }
+    for (auto& node : *snapshot.mutable_nodes()) {
+      rec.mutable_node()->Swap(&node);
+      visit(rec);
+    }
+  }
   auto log = ReadFile(dir_ + kJournalFile);
   if (!log) return log.status();
   size_t off = 0;

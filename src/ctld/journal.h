@@ -35,9 +35,9 @@ class Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
-  // Loads the snapshot (if any) and replays the journal through `visit` (records in order, the
-  // snapshot's content first as records). Opens the journal for appending.
-  Status Open(pb::Snapshot* snapshot, const RecordVisitor& visit);
+  // Replays the state through `visit`: the snapshot's content first (as job, node and
+  // next_job_id records), then the journal's records in order. Opens the journal for appending.
+  Status Open(const RecordVisitor& visit);
 
   // Queues records; `durable` runs on the io_context after they are fdatasync'd. A write
   // failure is fatal for the controller (it must not acknowledge what it could not store), so it

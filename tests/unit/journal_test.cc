@@ -39,15 +39,12 @@ class JournalTest : public ::testing::Test {
   std::map<uint32_t, pb::JobState> Replay() {
     asio::io_context io;
     Journal j(io, dir_);
-    pb::Snapshot snap;
     std::map<uint32_t, pb::JobState> jobs;
-    EXPECT_TRUE(j.Open(&snap, [&](pb::JournalRecord& r) {
+    EXPECT_TRUE(j.Open([&](pb::JournalRecord& r) {
                    if (r.has_job()) jobs[r.job().job_id()] = r.job().state();
                    if (r.body_case() == pb::JournalRecord::kPurgeJobId)
                      jobs.erase(r.purge_job_id());
                  }).ok());
-    for (const auto& job : snap.jobs())
-      if (!jobs.count(job.job_id())) jobs[job.job_id()] = job.state();
     j.Stop();
     return jobs;
   }
@@ -59,8 +56,7 @@ TEST_F(JournalTest, AcknowledgedRecordsSurviveReopen) {
   {
     asio::io_context io;
     Journal j(io, dir_);
-    pb::Snapshot snap;
-    ASSERT_TRUE(j.Open(&snap, [](pb::JournalRecord&) {}).ok());
+    ASSERT_TRUE(j.Open([](pb::JournalRecord&) {}).ok());
     AppendAll(j, io, {JobRec(1, pb::JOB_PENDING), JobRec(2, pb::JOB_PENDING)});
     AppendAll(j, io, {JobRec(1, pb::JOB_RUNNING)});
     j.Stop();
@@ -75,8 +71,7 @@ TEST_F(JournalTest, TornTailIsIgnoredAndTruncated) {
   {
     asio::io_context io;
     Journal j(io, dir_);
-    pb::Snapshot snap;
-    ASSERT_TRUE(j.Open(&snap, [](pb::JournalRecord&) {}).ok());
+    ASSERT_TRUE(j.Open([](pb::JournalRecord&) {}).ok());
     AppendAll(j, io, {JobRec(7, pb::JOB_PENDING)});
     j.Stop();
   }
@@ -93,8 +88,7 @@ TEST_F(JournalTest, TornTailIsIgnoredAndTruncated) {
   {
     asio::io_context io;
     Journal j(io, dir_);
-    pb::Snapshot snap;
-    ASSERT_TRUE(j.Open(&snap, [](pb::JournalRecord&) {}).ok());
+    ASSERT_TRUE(j.Open([](pb::JournalRecord&) {}).ok());
     AppendAll(j, io, {JobRec(9, pb::JOB_PENDING)});
     j.Stop();
   }
@@ -107,8 +101,7 @@ TEST_F(JournalTest, CompactionKeepsStateAndEmptiesJournal) {
   {
     asio::io_context io;
     Journal j(io, dir_);
-    pb::Snapshot snap;
-    ASSERT_TRUE(j.Open(&snap, [](pb::JournalRecord&) {}).ok());
+    ASSERT_TRUE(j.Open([](pb::JournalRecord&) {}).ok());
     AppendAll(j, io, {JobRec(1, pb::JOB_COMPLETED)});
     pb::Snapshot s;
     *s.add_jobs() = JobRec(1, pb::JOB_COMPLETED).job();
@@ -120,6 +113,31 @@ TEST_F(JournalTest, CompactionKeepsStateAndEmptiesJournal) {
   EXPECT_LT(std::filesystem::file_size(dir_ + "/journal.log"), 64u);
   auto jobs = Replay();
   EXPECT_EQ(jobs.size(), 3u);
+}
+
+TEST_F(JournalTest, SnapshotComesFirstSoLaterPurgesHold) {
+  {
+    asio::io_context io;
+    Journal j(io, dir_);
+    ASSERT_TRUE(j.Open([](pb::JournalRecord&) {}).ok());
+    pb::Snapshot s;
+    *s.add_jobs() = JobRec(1, pb::JOB_COMPLETED).job();
+    s.add_nodes()->set_name("dyn1");
+    j.Compact(s.SerializeAsString());
+    pb::JournalRecord purge;
+    purge.set_purge_job_id(1);
+    AppendAll(j, io, {purge});
+    j.Stop();
+  }
+  EXPECT_TRUE(Replay().empty()) << "a job purged after the snapshot must stay purged";
+  asio::io_context io;
+  Journal j(io, dir_);
+  std::vector<std::string> nodes;
+  ASSERT_TRUE(j.Open([&](pb::JournalRecord& r) {
+                 if (r.has_node()) nodes.push_back(r.node().name());
+               }).ok());
+  j.Stop();
+  EXPECT_EQ(nodes, std::vector<std::string>{"dyn1"});
 }
 
 TEST(Crc32c, KnownVector) {
