@@ -10,6 +10,7 @@ int SqueueMain(int argc, char** argv);
 int SinfoMain(int argc, char** argv);
 int ScancelMain(int argc, char** argv);
 int ScontrolMain(int argc, char** argv);
+int SprioMain(int argc, char** argv);
 // `shoal start|stop|keygen|version|<command>`.
 int ShoalMain(int argc, char** argv);
 

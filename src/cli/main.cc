@@ -16,7 +16,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"sbatch", shoal::cli::SbatchMain},     {"squeue", shoal::cli::SqueueMain},
     {"sinfo", shoal::cli::SinfoMain},       {"scancel", shoal::cli::ScancelMain},
-    {"scontrol", shoal::cli::ScontrolMain},
+    {"scontrol", shoal::cli::ScontrolMain}, {"sprio", shoal::cli::SprioMain},
 };
 
 Entry Find(std::string_view name) {

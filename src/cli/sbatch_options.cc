@@ -38,6 +38,11 @@ enum Opt : int {
   kGres,
   kHelp,
   kHold,
+  kOversubscribe,
+  kCpusPerGpu,
+  kGpusPerTask,
+  kMemPerGpu,
+  kSwitches,
   kInput,
   kJobName,
   kKillOnInvalidDep,
@@ -106,7 +111,7 @@ constexpr OptDef kOptions[] = {
     {"core-spec", 'S', Arg::kRequired, kUnsupported},
     {"cores-per-socket", 0, Arg::kRequired, kUnsupported},
     {"cpu-freq", 0, Arg::kRequired, kSilentlyIgnored},
-    {"cpus-per-gpu", 0, Arg::kRequired, kUnsupported},
+    {"cpus-per-gpu", 0, Arg::kRequired, kCpusPerGpu},
     {"cpus-per-task", 'c', Arg::kRequired, kCpusPerTask},
     {"deadline", 0, Arg::kRequired, kDeadline},
     {"delay-boot", 0, Arg::kRequired, kSilentlyIgnored},
@@ -125,7 +130,7 @@ constexpr OptDef kOptions[] = {
     {"gpus", 'G', Arg::kRequired, kGpus},
     {"gpus-per-node", 0, Arg::kRequired, kGpusPerNode},
     {"gpus-per-socket", 0, Arg::kRequired, kUnsupported},
-    {"gpus-per-task", 0, Arg::kRequired, kUnsupported},
+    {"gpus-per-task", 0, Arg::kRequired, kGpusPerTask},
     {"gres", 0, Arg::kRequired, kGres},
     {"gres-flags", 0, Arg::kRequired, kSilentlyIgnored},
     {"help", 'h', Arg::kNone, kHelp},
@@ -142,7 +147,7 @@ constexpr OptDef kOptions[] = {
     {"mem", 0, Arg::kRequired, kMem},
     {"mem-bind", 0, Arg::kRequired, kSilentlyIgnored},
     {"mem-per-cpu", 0, Arg::kRequired, kMemPerCpu},
-    {"mem-per-gpu", 0, Arg::kRequired, kUnsupported},
+    {"mem-per-gpu", 0, Arg::kRequired, kMemPerGpu},
     {"mincpus", 0, Arg::kRequired, kMincpus},
     {"network", 0, Arg::kRequired, kSilentlyIgnored},
     {"nice", 0, Arg::kOptional, kNice},
@@ -159,7 +164,7 @@ constexpr OptDef kOptions[] = {
     {"open-mode", 0, Arg::kRequired, kOpenMode},
     {"output", 'o', Arg::kRequired, kOutput},
     {"overcommit", 'O', Arg::kNone, kOvercommit},
-    {"oversubscribe", 's', Arg::kNone, kUnsupported},
+    {"oversubscribe", 's', Arg::kNone, kOversubscribe},
     {"parsable", 0, Arg::kNone, kParsable},
     {"partition", 'p', Arg::kRequired, kPartition},
     {"power", 0, Arg::kRequired, kSilentlyIgnored},
@@ -175,7 +180,7 @@ constexpr OptDef kOptions[] = {
     {"signal", 0, Arg::kRequired, kSignal},
     {"sockets-per-node", 0, Arg::kRequired, kUnsupported},
     {"spread-job", 0, Arg::kNone, kSilentlyIgnored},
-    {"switches", 0, Arg::kRequired, kSilentlyIgnored},
+    {"switches", 0, Arg::kRequired, kSwitches},
     {"test-only", 0, Arg::kNone, kTestOnly},
     {"thread-spec", 0, Arg::kRequired, kUnsupported},
     {"threads-per-core", 0, Arg::kRequired, kUnsupported},
@@ -224,6 +229,9 @@ constexpr EnvDef kEnvVars[] = {
     {"SBATCH_GET_USER_ENV", kGetUserEnv, EnvKind::kFlag},
     {"SBATCH_GPUS", kGpus, EnvKind::kValue},
     {"SBATCH_GPUS_PER_NODE", kGpusPerNode, EnvKind::kValue},
+    {"SBATCH_GPUS_PER_TASK", kGpusPerTask, EnvKind::kValue},
+    {"SBATCH_CPUS_PER_GPU", kCpusPerGpu, EnvKind::kValue},
+    {"SBATCH_MEM_PER_GPU", kMemPerGpu, EnvKind::kValue},
     {"SBATCH_GRES", kGres, EnvKind::kValue},
     {"SBATCH_INPUT", kInput, EnvKind::kValue},
     {"SBATCH_JOB_NAME", kJobName, EnvKind::kValue},
@@ -676,6 +684,11 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
         return SbatchError("Invalid --exclusive specification: " + value);
       }
       spec.set_exclusive(true);
+      if (s.value && !EqualsIgnoreCase(value, "exclusive")) {
+        std::string mode(value);
+        for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        spec.set_exclusive_mode(mode);
+      }
       break;
     case kExport:
       st.export_spec = value;
@@ -689,6 +702,43 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       if (value.empty()) return SbatchError("Invalid --gpus specification: empty");
       spec.set_gpus(value);
       break;
+    case kOversubscribe:
+      spec.set_oversubscribe(true);
+      break;
+    case kGpusPerTask:
+      if (value.empty()) return SbatchError("Invalid --gpus-per-task specification: empty");
+      spec.set_gpus_per_task(value);
+      break;
+    case kCpusPerGpu: {
+      auto v = PositiveCount(value, s.name);
+      if (!v.ok()) return v.status();
+      spec.set_cpus_per_gpu(*v);
+      break;
+    }
+    case kMemPerGpu: {
+      auto mb = ParseMemoryMB(Trim(value));
+      if (!mb.ok()) return SbatchError("Invalid --mem-per-gpu specification");
+      spec.set_mem_per_gpu_mb(*mb);
+      break;
+    }
+    case kSwitches: {
+      // --switches=count[@max-time-to-wait]
+      std::string count = value, wait;
+      if (auto at = value.find('@'); at != std::string::npos) {
+        count = value.substr(0, at);
+        wait = value.substr(at + 1);
+      }
+      auto n = ParseUnsigned(Trim(count));
+      if (!n) return SbatchError("Invalid --switches specification: " + value);
+      spec.set_switches(static_cast<uint32_t>(*n));
+      if (!wait.empty()) {
+        auto minutes = ParseTimeLimit(wait);
+        if (!minutes.ok() || *minutes == kTimeNoVal)
+          return SbatchError("Invalid --switches specification: " + value);
+        spec.set_switches_wait_s(*minutes == kTimeInfinite ? 0xffffffffu : *minutes * 60);
+      }
+      break;
+    }
     case kGpusPerNode:
       if (value.empty()) return SbatchError("Invalid --gpus-per-node specification: empty");
       st.gpus_per_node = value;
@@ -1284,6 +1334,10 @@ std::string SbatchHelpText() {
          "      --gres=LIST              generic resources per node, e.g. gpu:a100:2\n"
          "  -G, --gpus=[TYPE:]N          GPUs for the whole job\n"
          "      --gpus-per-node=[TYPE:]N GPUs on each node\n"
+         "      --gpus-per-task=[TYPE:]N GPUs for each task\n"
+         "      --cpus-per-gpu=N         CPUs for each allocated GPU\n"
+         "      --mem-per-gpu=MB         memory for each allocated GPU\n"
+         "      --switches=N[@TIME]      at most N leaf switches, waiting up to TIME\n"
          "  -t, --time=TIME              time limit (minutes, [D-]HH:MM:SS, UNLIMITED)\n"
          "      --time-min=TIME          smallest acceptable time limit\n"
          "  -p, --partition=LIST         partition(s) to run in\n"

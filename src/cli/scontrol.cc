@@ -27,6 +27,8 @@
 #include "common/hostlist.h"
 #include "common/states.h"
 #include "common/units.h"
+#include "sched/reservation.h"
+#include "sched/reservation_record.h"
 
 #ifndef SHOAL_VERSION_STRING
 #define SHOAL_VERSION_STRING "0.1.0"
@@ -381,6 +383,145 @@ int ShowHostlist(const std::optional<std::string>& arg, bool sorted) {
   return 0;
 }
 
+// ---- reservations ----------------------------------------------------------------------------
+
+int ShowReservation(Session& s, const std::optional<std::string>& name) {
+  pb::Request req;
+  req.mutable_reservation_query()->set_name(name.value_or(""));
+  auto resp = Call(s, req, "slurm_load_reservations error");
+  if (!resp) return 1;
+  const auto& data = resp->reservation_query();
+  int64_t now = data.server_time() ? data.server_time() : std::time(nullptr);
+  if (data.reservations_size() == 0) {
+    // Slurm prints both of these on stdout.
+    if (name) {
+      if (!s.quiet) OutLine("Reservation " + *name + " not found");
+      return 1;
+    }
+    if (!s.quiet) OutLine("No reservations in the system");
+    return 0;
+  }
+  std::string out;
+  for (const auto& rec : data.reservations()) {
+    std::string block = sched::FormatReservation(sched::FromRecord(rec), now);
+    if (s.show.one_liner) {
+      // One record per line: the continuation lines joined with single spaces.
+      std::string joined;
+      for (size_t i = 0; i < block.size(); ++i) {
+        if (block[i] == '\n' && i + 1 < block.size()) {
+          joined += ' ';
+          while (i + 1 < block.size() && block[i + 1] == ' ') ++i;
+        } else {
+          joined += block[i];
+        }
+      }
+      block = joined;
+    } else {
+      block += "\n";  // a blank line after each multi-line record
+    }
+    out += block;
+  }
+  Out(out);
+  return 0;
+}
+
+// Sends a create/update/delete; returns the response or prints "<prefix>: <error>".
+std::optional<pb::Response> CallReservation(Session& s, pb::ReservationRequest::Action action,
+                                            const std::vector<std::string>& args,
+                                            const std::string& name, const std::string& prefix) {
+  pb::Request req;
+  auto* r = req.mutable_reservation();
+  r->set_action(action);
+  for (const auto& a : args) r->add_args(a);
+  r->set_name(name);
+  return Call(s, req, prefix);
+}
+
+// scontrol create reservation <SPECIFICATIONS>
+int CreateReservation(Session& s, const std::vector<std::string>& args) {
+  // Parsed here for scontrol's own messages; the controller parses the same words again.
+  auto parsed = sched::ParseReservationArgs(args, /*update=*/false, std::time(nullptr));
+  if (!parsed) {
+    ErrPrefixed(parsed.error());
+    return 1;
+  }
+  auto resp = CallReservation(s, pb::ReservationRequest::CREATE, args, "",
+                              "Error creating the reservation");
+  if (!resp) return 1;
+  OutLine("Reservation created: " + resp->reservation().name());
+  return 0;
+}
+
+// scontrol update ReservationName=<name> <SPECIFICATIONS>
+int UpdateReservation(Session& s, const std::vector<std::string>& args) {
+  auto parsed = sched::ParseReservationArgs(args, /*update=*/true, std::time(nullptr));
+  if (!parsed) {
+    ErrPrefixed(parsed.error());
+    return 1;
+  }
+  auto resp = CallReservation(s, pb::ReservationRequest::UPDATE, args, "",
+                              "Error updating the reservation");
+  if (!resp) return 1;
+  OutLine("Reservation updated.");
+  return 0;
+}
+
+// scontrol create <ENTITY> <SPECIFICATIONS>: only reservations can be created.
+int Create(Session& s, const std::vector<std::string>& args) {
+  if (args.empty()) {
+    Err("too few arguments for keyword:create");
+    return 1;
+  }
+  // As scontrol does: the first word naming an entity (with or without "=value") decides.
+  for (const auto& a : args) {
+    std::string key = Lower(SplitKeyValue(a).key);
+    if (Abbrev(key, "nodename", 3) || Abbrev(key, "partitionname", 3)) {
+      ErrPrefixed("Create of " + SplitKeyValue(a).key + " is not supported");
+      return 1;
+    }
+    if (Abbrev(key, "reservationname", 3)) {
+      // "create reservation ..." names the entity with a bare word: not a specification.
+      std::vector<std::string> spec;
+      for (const auto& w : args)
+        if (&w != &a || w.find('=') != std::string::npos) spec.push_back(w);
+      return CreateReservation(s, spec);
+    }
+  }
+  ErrPrefixed("Invalid creation entity: " + args[0]);
+  return 1;
+}
+
+// scontrol delete ReservationName=<name> | delete reservation <name>
+int Delete(Session& s, const std::vector<std::string>& args) {
+  if (args.empty()) {
+    Err("too few arguments for keyword:delete");
+    return 1;
+  }
+  std::string tag, value;
+  if (args.size() == 1 && args[0].find('=') != std::string::npos) {
+    KeyValue kv = SplitKeyValue(args[0]);
+    tag = kv.key;
+    value = kv.value;
+  } else if (args.size() == 2 && args[0].find('=') == std::string::npos) {
+    tag = args[0];
+    value = args[1];
+  } else {
+    ErrPrefixed("Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'");
+    return 1;
+  }
+  if (!Abbrev(tag, "reservationname", 3)) {
+    if (Abbrev(tag, "partitionname", 3) || Abbrev(tag, "nodename", 3)) {
+      ErrPrefixed("Delete of " + tag + " is not supported");
+    } else {
+      Err("Invalid deletion entity: " + args[0]);
+    }
+    return 1;
+  }
+  auto resp = CallReservation(s, pb::ReservationRequest::DELETE, {}, value,
+                              "delete_reservation " + args[0]);
+  return resp ? 0 : 1;
+}
+
 int Show(Session& s, const std::vector<std::string>& args) {
   if (args.empty()) {
     Err("too few arguments for keyword:show");
@@ -400,6 +541,11 @@ int Show(Session& s, const std::vector<std::string>& args) {
   if (Abbrev(entity, "nodes", 1)) return ShowNode(s, id);
   if (Abbrev(entity, "partitions", 1)) return ShowPartition(s, id);
   if (Abbrev(entity, "configuration", 1)) return ShowConfig(s);
+  if (Abbrev(entity, "reservations", 1) || Abbrev(entity, "reservationname", 1))
+    return ShowReservation(s, id);
+  if (KeyValue kv = SplitKeyValue(args[0]);
+      kv.has_value && !id && Abbrev(kv.key, "reservationname", 1))
+    return ShowReservation(s, kv.value);
   Err("invalid entity:" + args[0] + " for keyword:show ");
   return 1;
 }
@@ -525,8 +671,16 @@ int Update(Session& s, const std::vector<std::string>& args) {
     std::string key = Lower(SplitKeyValue(w).key);
     if (key == "nodename") return UpdateNode(s, args);
     if (key == "jobid" || key == "jobname") return UpdateJob(s, args);
-    if (key == "partitionname" || key == "reservationname" || key == "reservation" ||
-        key == "slurmctlddebug" || key == "stepid" || key == "frontendname") {
+    if (Abbrev(key, "reservationname", 3)) {
+      // A job update may name a reservation too (JobId=5 Reservation=x): the job wins.
+      bool job = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        std::string k = Lower(SplitKeyValue(a).key);
+        return k == "jobid" || k == "jobname";
+      });
+      if (!job) return UpdateReservation(s, args);
+    }
+    if (key == "partitionname" || key == "slurmctlddebug" || key == "stepid" ||
+        key == "frontendname") {
       ErrPrefixed("Update of " + SplitKeyValue(w).key + " is not supported");
       return 1;
     }
@@ -558,6 +712,8 @@ std::string Help() {
          "    Valid <COMMAND> values are:\n"
          "     all                      display information about all partitions,\n"
          "                              including hidden partitions.\n"
+         "     create <SPECIFICATIONS>  create a new reservation.\n"
+         "     delete <SPECIFICATIONS>  delete the specified reservation.\n"
          "     details                  evokes additional details from the \"show\"\n"
          "                              command\n"
          "     exit                     terminate scontrol\n"
@@ -576,12 +732,12 @@ std::string Help() {
          "     suspend <job_list>       suspend specified job (see resume)\n"
          "     top <job_list>           Put specified job first in queue for user\n"
          "     uhold <jobid_list>       place user hold on specified job (see hold)\n"
-         "     update <SPECIFICATIONS>  update job or node\n"
+         "     update <SPECIFICATIONS>  update job, node or reservation\n"
          "     verbose                  enable detailed logging.\n"
          "     version                  display tool version number.\n"
          "\n"
          "  <ENTITY> may be \"config\", \"hostlist\", \"hostlistsorted\", \"hostnames\",\n"
-         "       \"job\", \"node\" or \"partition\"\n";
+         "       \"job\", \"node\", \"partition\" or \"reservation\"\n";
 }
 
 int Dispatch(Session& s, const std::vector<std::string>& words, bool* quit) {
@@ -603,6 +759,8 @@ int Dispatch(Session& s, const std::vector<std::string>& words, bool* quit) {
   if (Abbrev(cmd, "show", 3)) return Show(s, args);
   if (cmd == "ping") return no_args("ping") ? Ping(s) : 1;
   if (Abbrev(cmd, "update", 3)) return Update(s, args);
+  if (Abbrev(cmd, "create", 3)) return Create(s, args);
+  if (Abbrev(cmd, "delete", 3)) return Delete(s, args);
   if (cmd == "hold") return JobControl(s, "hold", A::HOLD, args, "slurm_update error");
   if (cmd == "uhold" || cmd == "holdu") {
     return JobControl(s, cmd, A::UHOLD, args, "slurm_update error");

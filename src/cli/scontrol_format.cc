@@ -529,7 +529,8 @@ std::string FormatJob(const pb::JobRecord& job, int64_t now, const ShowOptions& 
   l.Add("Partition=" + OrNull(job.partition().empty() ? spec.partition() : job.partition()) +
         " AllocNode:Sid=" + OrNull(spec.submit_host()) + ":0");
   l.Add("ReqNodeList=" + OrNull(spec.nodelist()) + " ExcNodeList=" + OrNull(spec.exclude()));
-  l.Add("NodeList=" + (job.nodes_size() ? CompressHostlist(ToVector(job.nodes())) : ""));
+  l.Add("NodeList=" + (job.nodes_size() ? CompressHostlist(ToVector(job.nodes())) : "") +
+        (job.sched_nodes().empty() ? "" : " SchedNodeList=" + job.sched_nodes()));
   if (!job.batch_host().empty()) l.Add("BatchHost=" + job.batch_host());
 
   std::string num_nodes = std::to_string(job.num_nodes());
@@ -651,9 +652,10 @@ namespace {
 std::string NodeState(const pb::NodeRecord& n) {
   std::string s = NodeStateLong(n);
   if (n.dynamic()) {
-    // Slurm puts DYNAMIC_NORM after DRAIN and before NOT_RESPONDING.
-    size_t pos = s.find("+NOT_RESPONDING");
-    if (pos == std::string::npos) pos = s.size();
+    // Slurm puts DYNAMIC_NORM after DRAIN and before MAINTENANCE, RESERVED, NOT_RESPONDING.
+    size_t pos = s.size();
+    for (const char* later : {"+MAINTENANCE", "+RESERVED", "+NOT_RESPONDING"})
+      pos = std::min(pos, s.find(later));
     s.insert(pos, "+DYNAMIC_NORM");
   }
   return s;
@@ -683,6 +685,11 @@ std::string FormatNode(const pb::NodeRecord& n, int64_t now, const ShowOptions& 
   l.Add("AvailableFeatures=" + features);
   l.Add("ActiveFeatures=" + features);
   l.Add("Gres=" + OrNull(n.gres()));
+  // Like Slurm, the devices in use are shown with -d/details.
+  if (opts.details && !n.gres().empty()) {
+    l.Add("GresDrain=N/A");
+    l.Add("GresUsed=" + n.gres_used());
+  }
   std::string addr = "NodeAddr=" + (n.addr().empty() ? n.name() : n.addr()) +
                      " NodeHostName=" + (n.hostname().empty() ? n.name() : n.hostname()) + " ";
   if (!n.version().empty()) addr += "Version=" + n.version();

@@ -78,8 +78,9 @@ constexpr char kUsage[] =
     "  --cpus C       CPUs of each node (default 4)\n"
     "  --memory MB    RealMemory of each node in megabytes (default 4096)\n"
     "  --conf LINE    a slurm.conf line: Key=Value pairs replace the generated keys or are\n"
-    "                 added; a NodeName=/PartitionName=/NodeSet= line replaces the generated\n"
-    "                 line of the same name or is appended (repeatable)\n"
+    "                 added; a NodeName= line naming a generated node adds to or replaces its\n"
+    "                 keys; other NodeName=/PartitionName=/NodeSet= lines replace the line of\n"
+    "                 the same name or are appended (repeatable)\n"
     "  --timeout S    how long to wait for the controller and every node (default 20)\n"
     "  -- COMMAND     run COMMAND with SLURM_CONF and PATH set for the cluster, then stop the\n"
     "                 cluster and exit with COMMAND's status\n"
@@ -475,10 +476,27 @@ Status ApplyOverride(std::vector<std::string>& lines, const std::string& overrid
       auto first = FirstPair(line);
       return first && EqualsIgnoreCase(first->first, entity_key) && first->second == entity_name;
     });
-    if (same != lines.end())
-      *same = override_line;
-    else
+    if (same == lines.end()) {
       lines.push_back(override_line);
+    } else if (EqualsIgnoreCase(entity_key, "NodeName")) {
+      // A generated node keeps its address and port; the line's other keys replace or add.
+      auto current = SplitPairs(*same);
+      if (!current) return current.status();
+      for (const auto& [key, value] : *pairs) {
+        auto hit = std::find_if(current->begin(), current->end(),
+                                [&](const auto& kv) { return EqualsIgnoreCase(kv.first, key); });
+        if (hit != current->end())
+          hit->second = value;
+        else
+          current->emplace_back(key, value);
+      }
+      std::string merged;
+      for (const auto& [key, value] : *current)
+        merged += (merged.empty() ? "" : " ") + ConfPair(key, value);
+      *same = merged;
+    } else {
+      *same = override_line;
+    }
     return Status::Ok();
   }
   for (const auto& [key, value] : *pairs) {

@@ -17,6 +17,8 @@
 #include "cli/identity.h"
 #include "cli/sinfo_format.h"
 #include "common/hostlist.h"
+#include "sched/reservation.h"
+#include "sched/reservation_record.h"
 
 #ifndef SHOAL_VERSION_STRING
 #define SHOAL_VERSION_STRING "0.1.0"
@@ -265,9 +267,13 @@ int SinfoMain(int argc, char** argv) {
   if (!ctx.ok()) return Fail(ctx.error());
 
   pb::Request req;
-  pb::NodeQueryRequest* q = req.mutable_node_query();
-  if (!json) {
-    for (const std::string& n : filter.nodes) q->add_names(n);
+  if (reservations && !json) {
+    req.mutable_reservation_query();
+  } else {
+    pb::NodeQueryRequest* q = req.mutable_node_query();
+    if (!json) {
+      for (const std::string& n : filter.nodes) q->add_names(n);
+    }
   }
 
   bool first_iteration = true;
@@ -279,8 +285,31 @@ int SinfoMain(int argc, char** argv) {
     if (!resp.ok()) {
       Write(stdout, out);
       std::fflush(stdout);
-      Write(stderr, "slurm_load_partitions: " + resp.error() + "\n");
+      Write(stderr, std::string(req.has_reservation_query() ? "slurm_load_reservations: "
+                                                            : "slurm_load_partitions: ") +
+                        resp.error() + "\n");
       if (iterate == 0) return 1;
+      sleep(static_cast<unsigned>(iterate));
+      continue;
+    }
+    if (req.has_reservation_query()) {
+      // sinfo -T: Slurm's reservation table (sched::FormatReservationTable), -h drops its header.
+      const pb::ReservationQueryResponse& rq = resp->reservation_query();
+      int64_t rnow = rq.server_time() ? rq.server_time() : static_cast<int64_t>(std::time(nullptr));
+      std::vector<sched::Reservation> resvs;
+      for (const auto& rec : rq.reservations()) resvs.push_back(sched::FromRecord(rec));
+      std::vector<const sched::Reservation*> ptrs;
+      for (const auto& r : resvs) ptrs.push_back(&r);
+      if (!o.no_header && (iterate || verbose || o.long_output)) {
+        out += fmt::DateLine(static_cast<int64_t>(std::time(nullptr)));
+        out += '\n';
+      }
+      std::string table = sched::FormatReservationTable(ptrs, rnow);
+      if (o.no_header) table.erase(0, table.find('\n') + 1);
+      out += table;
+      Write(stdout, out);
+      if (iterate == 0) break;
+      std::fflush(stdout);
       sleep(static_cast<unsigned>(iterate));
       continue;
     }
@@ -295,14 +324,7 @@ int SinfoMain(int argc, char** argv) {
       out += fmt::DateLine(static_cast<int64_t>(std::time(nullptr)));
       out += '\n';
     }
-    if (reservations) {
-      // Shoal has no reservations: only the header of Slurm's reservation layout.
-      if (!o.no_header) {
-        out +=
-            "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  "
-            "NODELIST\n";
-      }
-    } else {
+    {
       auto text = FormatSinfo(data, o, filter, now);
       if (!text.ok()) return Fail(text.error());
       out += *text;

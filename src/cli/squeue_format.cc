@@ -499,7 +499,7 @@ std::string Value(const Row& r, int id, const Ctx& c) {
     case 'y':
       return std::to_string(s.nice());
     case 'Y':
-      return "(null)";
+      return j.sched_nodes().empty() ? "(null)" : j.sched_nodes();
     case 'z':
       return "*:*:*";
     case 'Z':
@@ -541,7 +541,8 @@ std::string Value(const Row& r, int id, const Ctx& c) {
     case kNumTasks:
       return std::to_string(j.num_tasks() ? j.num_tasks() : 1);
     case kPendingTime: {
-      int64_t until = j.start_time() > 0 ? j.start_time() : c.now;
+      // A pending job's start_time is only the expected start.
+      int64_t until = j.state() != pb::JOB_PENDING && j.start_time() > 0 ? j.start_time() : c.now;
       int64_t d = j.submit_time() > 0 ? until - j.submit_time() : 0;
       return std::to_string(d < 0 ? 0 : d);
     }

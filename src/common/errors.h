@@ -26,8 +26,16 @@ enum class ErrorCode : int32_t {
   kTransitionState = 16,  // "Job is in transition state" etc.
   kNotSupported = 17,
   kIoError = 18,
-  kJobNotPending = 19,  // "Job is no longer pending execution"
-  kDisabled = 20,       // "Requested operation is presently disabled"
+  kJobNotPending = 19,       // "Job is no longer pending execution"
+  kDisabled = 20,            // "Requested operation is presently disabled"
+  kInvalidAccount = 21,      // "Invalid account or account/partition combination specified"
+  kInvalidQos = 22,          // "Invalid qos specification"
+  kPartitionNotAvail = 23,   // "Required partition not available (inactive or drain)"
+  kGroupNotPermitted = 24,   // "User's group not permitted to use this partition"
+  kInvalidFeature = 25,      // "Invalid feature specification"
+  kInvalidReservation = 26,  // "Requested reservation is invalid"
+  kReservationAccess = 27,   // "Access denied to requested reservation"
+  kReservationBusy = 28,     // "Requested nodes are busy" and other reservation conflicts
 };
 
 }  // namespace shoal

@@ -642,6 +642,12 @@ Status ApplyPartitionKey(std::string_view key, std::string_view value, Partition
   }
   if (IEquals(key, "Hidden")) return yesno(&p->hidden, "Hidden");
   if (IEquals(key, "RootOnly")) return yesno(&p->root_only, "RootOnly");
+  if (IEquals(key, "ExclusiveUser")) return yesno(&p->exclusive_user, "ExclusiveUser");
+  if (IEquals(key, "PreemptMode")) {
+    p->preempt_mode = ToUpper(Trim(value));
+    return Status::Ok();
+  }
+  if (IEquals(key, "GraceTime")) return u32(&p->grace_time_s, "GraceTime", false);
   if (IEquals(key, "DefMemPerCPU")) return mem(&p->def_mem_per_cpu_mb, "DefMemPerCPU");
   if (IEquals(key, "MaxMemPerCPU")) return mem(&p->max_mem_per_cpu_mb, "MaxMemPerCPU");
   p->extra[std::string(key)] = std::string(value);

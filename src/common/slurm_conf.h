@@ -69,6 +69,9 @@ struct PartitionConf {
   std::string allow_accounts = "ALL", deny_accounts, allow_groups = "ALL", allow_qos = "ALL";
   std::string over_subscribe = "NO";
   uint64_t def_mem_per_cpu_mb = 0, max_mem_per_cpu_mb = 0;
+  bool exclusive_user = false;
+  std::string preempt_mode;  // "" = the cluster's PreemptMode
+  uint32_t grace_time_s = 0;
   ConfMap extra;
 };
 

@@ -58,6 +58,26 @@ bool IsFinished(pb::JobState state) {
   return state != pb::JOB_PENDING && state != pb::JOB_RUNNING && state != pb::JOB_SUSPENDED;
 }
 
+namespace {
+
+// Reservation flags as Slurm shows them: a node in an active MAINT reservation reads "maint"
+// unless it is allocated, mixed, down or drained (then the base state wins, with "$" for
+// allocated/mixed); an idle node in any other active reservation reads "resv"/"reserved".
+bool ShowsMaint(const pb::NodeRecord& n) {
+  return n.maint() && !n.drain() && n.base_state() != pb::NODE_ALLOCATED &&
+         n.base_state() != pb::NODE_MIXED && n.base_state() != pb::NODE_DOWN;
+}
+bool MaintSuffix(const pb::NodeRecord& n) {
+  return n.maint() && !n.drain() &&
+         (n.base_state() == pb::NODE_ALLOCATED || n.base_state() == pb::NODE_MIXED);
+}
+bool ShowsReserved(const pb::NodeRecord& n) {
+  return n.reserved() && !n.maint() && !n.drain() && n.base_state() == pb::NODE_IDLE &&
+         n.responding();
+}
+
+}  // namespace
+
 std::string NodeStateLong(const pb::NodeRecord& n) {
   std::string base;
   switch (n.base_state()) {
@@ -81,11 +101,16 @@ std::string NodeStateLong(const pb::NodeRecord& n) {
       break;
   }
   if (n.drain()) base += "+DRAIN";
+  // Slurm's flag order: DRAIN, ..., MAINTENANCE, ..., RESERVED, ..., NOT_RESPONDING.
+  if (n.maint()) base += "+MAINTENANCE";
+  if (n.reserved()) base += "+RESERVED";
   if (!n.responding() && n.base_state() != pb::NODE_FUTURE) base += "+NOT_RESPONDING";
   return base;
 }
 
 std::string NodeStateCompact(const pb::NodeRecord& n) {
+  if (ShowsMaint(n)) return n.responding() ? "maint" : "maint*";
+  if (ShowsReserved(n)) return "resv";
   std::string s;
   if (n.drain()) {
     s = n.base_state() == pb::NODE_DOWN ? "drain" : (Draining(n) ? "drng" : "drain");
@@ -111,11 +136,17 @@ std::string NodeStateCompact(const pb::NodeRecord& n) {
         break;
     }
   }
-  if (!n.responding() && n.base_state() != pb::NODE_FUTURE) s += "*";
+  if (MaintSuffix(n)) {
+    s += "$";
+  } else if (!n.responding() && n.base_state() != pb::NODE_FUTURE) {
+    s += "*";
+  }
   return s;
 }
 
 std::string NodeStateLongLower(const pb::NodeRecord& n) {
+  if (ShowsMaint(n)) return n.responding() ? "maint" : "maint*";
+  if (ShowsReserved(n)) return "reserved";
   std::string s;
   if (n.drain()) {
     s = n.base_state() == pb::NODE_DOWN ? "drained" : (Draining(n) ? "draining" : "drained");
@@ -141,7 +172,11 @@ std::string NodeStateLongLower(const pb::NodeRecord& n) {
         break;
     }
   }
-  if (!n.responding() && n.base_state() != pb::NODE_FUTURE) s += "*";
+  if (MaintSuffix(n)) {
+    s += "$";
+  } else if (!n.responding() && n.base_state() != pb::NODE_FUTURE) {
+    s += "*";
+  }
   return s;
 }
 

@@ -21,7 +21,8 @@ bool IsFinished(pb::JobState state);
 // "DOWN+DRAIN", "ALLOCATED+DRAIN" (DRAINING), "IDLE*"-style flags are added by callers.
 std::string NodeStateLong(const pb::NodeRecord& node);
 // sinfo's %t: "idle", "alloc", "mix", "down", "drain", "drng", "unk", "futr", with "*" appended
-// when not responding.
+// when not responding; "maint" and "resv" for nodes in an active reservation ("$" appended to an
+// allocated/mixed node in a MAINT one). NodeStateLong adds "+MAINTENANCE", "+RESERVED".
 std::string NodeStateCompact(const pb::NodeRecord& node);
 // sinfo's %T: "idle", "allocated", "mixed", "down", "drained", "draining", ... (+ "*").
 std::string NodeStateLongLower(const pb::NodeRecord& node);

@@ -19,7 +19,8 @@ Controller::Controller(asio::io_context& io, ControllerOptions options, SlurmCon
       options_(std::move(options)),
       conf_(std::move(conf)),
       key_(std::move(key)),
-      tick_timer_(io) {}
+      tick_timer_(io),
+      backfill_timer_(io) {}
 
 int64_t Controller::Now() const { return ::time(nullptr); }
 
@@ -92,8 +93,13 @@ Status Controller::Start() {
     r.set_root_only(pc.root_only);
     r.set_def_mem_per_cpu_mb(pc.def_mem_per_cpu_mb);
     r.set_max_mem_per_cpu_mb(pc.max_mem_per_cpu_mb);
+    r.set_exclusive_user(pc.exclusive_user);
+    r.set_preempt_mode(pc.preempt_mode.empty() ? conf_.Get("PreemptMode", "OFF") : pc.preempt_mode);
     partitions_.push_back(std::move(p));
   }
+  // Resource views need the partitions (OverSubscribe) and must exist before jobs are replayed.
+  for (size_t i = 0; i < nodes_.size(); ++i) InitNodeView(static_cast<int>(i));
+  LoadSchedulingConfig();
 
   std::string state_dir = conf_.StateSaveLocation();
   ::mkdir(state_dir.c_str(), 0700);
@@ -133,6 +139,7 @@ Status Controller::Start() {
           conf_.ClusterName().c_str(), conf_.ControllerPort(), nodes_.size(), partitions_.size(),
           jobs_.size());
   ScheduleTick();
+  ScheduleBackfill();
   ScheduleSoon();
   return Status::Ok();
 }
@@ -141,6 +148,7 @@ void Controller::Shutdown() {
   if (tcp_server_) tcp_server_->Stop();
   if (agent_server_) agent_server_->Stop();
   tick_timer_.cancel();
+  backfill_timer_.cancel();
   for (auto& n : nodes_)
     if (n.stream) n.stream->Close();
   if (journal_) journal_->Stop();
@@ -188,6 +196,11 @@ void Controller::LoadState() {
         r.set_reason_time(saved.reason_time());
         break;
       }
+      case pb::JournalRecord::kReservation:
+      case pb::JournalRecord::kDeleteReservation:
+      case pb::JournalRecord::kNextResvId:
+        ReplayReservation(rec);
+        break;
       default:
         break;
     }
@@ -203,16 +216,7 @@ void Controller::LoadState() {
     IndexArrayTask(job);
     if (job.state() == pb::JOB_PENDING) AddPending(job);
     // Resources stay allocated to running and completing jobs until their nodes report back.
-    if (job.state() == pb::JOB_RUNNING || job.completing()) {
-      for (int i = 0; i < job.nodes_size(); ++i) {
-        int idx = FindNode(job.nodes(i));
-        if (idx < 0) continue;
-        auto& r = nodes_[idx].rec;
-        r.set_alloc_cpus(r.alloc_cpus() +
-                         (i < job.cpus_per_node_size() ? job.cpus_per_node(i) : 0));
-        r.set_alloc_memory_mb(r.alloc_memory_mb() + job.mem_per_node_mb());
-      }
-    }
+    if (job.state() == pb::JOB_RUNNING || job.completing()) RebookAfterRestart(job);
   }
   // Nodes get a full SlurmdTimeout from now to re-register before they are declared down.
   auto steady = std::chrono::duration_cast<std::chrono::seconds>(
@@ -253,6 +257,10 @@ void Controller::MaybeCompact() {
     if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty())
       PutMessageField(bytes, 3, n.rec);
   }
+  // 4 reservations, 5 next_resv_id.
+  for (const auto& r : ReservationRecords()) PutMessageField(bytes, 4, r);
+  PutVarint(bytes, (5u << 3) | 0);
+  PutVarint(bytes, next_resv_id());
   journal_->Compact(std::move(bytes));
 }
 
@@ -343,6 +351,15 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
     case pb::Request::kConfigQuery:
       respond(QueryConfig());
       return;
+    case pb::Request::kReservation:
+      HandleReservation(cred, req.reservation(), std::move(respond));
+      return;
+    case pb::Request::kReservationQuery:
+      respond(QueryReservations(req.reservation_query()));
+      return;
+    case pb::Request::kPriorityQuery:
+      respond(QueryPriorities(req.priority_query()));
+      return;
     case pb::Request::kCancelJob:
     case pb::Request::kUpdateJob:
     case pb::Request::kJobControl: {
@@ -405,11 +422,32 @@ void Controller::ScheduleTick() {
   });
 }
 
+void Controller::ScheduleBackfill() {
+  // bf_interval (SchedulerParameters, seconds; Slurm's default 30).
+  uint32_t interval = 30;
+  std::string params = conf_.Get("SchedulerParameters");
+  if (auto pos = params.find("bf_interval="); pos != std::string::npos)
+    interval = static_cast<uint32_t>(std::strtoul(params.c_str() + pos + 12, nullptr, 10));
+  backfill_timer_.expires_after(std::chrono::seconds(std::max<uint32_t>(interval, 1)));
+  backfill_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    Backfill();
+    ScheduleBackfill();
+  });
+}
+
 void Controller::Tick() {
   int64_t now = Now();
+  // PriorityCalcPeriod (minutes, default 5): ages and fair-share move slowly.
+  int64_t calc_period = 300;
+  if (auto m = ParseTimeLimit(conf_.Get("PriorityCalcPeriod", "5")); m && *m != kTimeNoVal &&
+                                                                       *m != kTimeInfinite)
+    calc_period = std::max<int64_t>(int64_t(*m) * 60, 1);
+  if (now - last_priority_calc_ >= calc_period) RecomputePriorities(now);
   CheckTimeLimits(now);
   CheckNodeSilence(now);
   PurgeOldJobs(now);
+  ReservationTick(now);
   // Begin times and other time-based eligibility.
   ScheduleSoon();
   if (journal_->journal_bytes() > (256u << 20)) MaybeCompact();

@@ -20,10 +20,26 @@
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
 #include "ctld/journal.h"
+#include "sched/backfill.h"
 #include "sched/placement.h"
+#include "sched/priority.h"
+#include "sched/reservation.h"
 #include "shoal.pb.h"
 
 namespace shoal::ctld {
+
+// Whether `name` is one of a job's partitions ("a" or a pending multi-partition job's "a,b").
+inline bool InPartitionList(const std::string& list, const std::string& name) {
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    size_t end = comma == std::string::npos ? list.size() : comma;
+    if (list.compare(pos, end - pos, name) == 0) return true;
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return false;
+}
 
 struct ControllerOptions {
   std::string conf_path;
@@ -62,6 +78,7 @@ class Controller {
   void PersistJob(const pb::JobRecord& job, std::function<void()> then = nullptr);
   void Tick();
   void ScheduleTick();
+  void ScheduleBackfill();
   void LoadState();
   void MaybeCompact();
 
@@ -104,16 +121,82 @@ class Controller {
   // --- scheduling (schedule.cc)
   void ScheduleSoon();
   void Schedule();
-  std::vector<sched::NodeView> NodeViews() const;
-  sched::JobShape ShapeFor(const pb::JobRecord& job, const Partition& part) const;
+  void Backfill();
+  // One pass of the planner; with_backfill adds reservations and backfill (bf_interval).
+  void RunPlanner(bool with_backfill);
+  sched::JobShape ShapeFor(const pb::JobRecord& job, const Partition& part);
   void Launch(pb::JobRecord& job);
-  Status ValidateAgainstPartition(const pb::JobRecord& job, const Partition& part) const;
+  Status ValidateAgainstPartition(const pb::JobRecord& job, const Partition& part);
+
+  // --- consumable resources (resources.cc)
+  void InitNodeView(int idx);  // inventory of views_[idx] from the node record
+  void RefreshAvailability();  // views_[i].available from node states
+  Result<sched::JobShape> ParseShape(const pb::JobSpec& spec) const;
+  const sched::JobShape& ShapeOfJob(const pb::JobRecord& job);  // cached per job id
+  sched::Placement PlacementOf(const pb::JobRecord& job) const;
+  void BookResources(pb::JobRecord& job, const sched::Placement& placement);
+  void RebookAfterRestart(const pb::JobRecord& job);
+  void SyncNodeAllocation(int idx);
+  std::vector<std::string> GpuEnvironment(const pb::JobRecord& job) const;
+  std::string GresUsedOf(int idx) const;
+
+  // --- priority (priority.cc)
+  void LoadSchedulingConfig();
+  // Sets job.priority (and the multifactor breakdown) unless held or set by an admin.
+  void ComputePriority(pb::JobRecord& job, int64_t now);
+  void RecomputePriorities(int64_t now);
+  pb::Response QueryPriorities(const pb::PriorityQueryRequest& req);
+
+  // --- partition access (partition_access.cc)
+  Status CheckPartitionAccess(const pb::JobSpec& spec, const Partition& part, bool admin);
+  // The partitions a submission may use, highest PriorityTier first; an error when none.
+  Result<std::vector<const Partition*>> PartitionsForSubmit(const pb::JobSpec& spec, bool admin);
+  const std::vector<uint32_t>& UserGroups(uint32_t uid, uint32_t gid);
+  bool GroupAllowed(const std::string& allow_groups, uint32_t uid, uint32_t gid);
   std::vector<std::string> JobEnvironment(const pb::JobRecord& job) const;
 
   // --- queries (query.cc)
   pb::Response QueryJobs(const pb::JobQueryRequest& req);
   pb::Response QueryNodes(const pb::NodeQueryRequest& req) const;
   pb::Response QueryConfig() const;
+
+  // --- reservations (reservations.cc)
+  // Owned by the event-loop thread like everything else; a handful of entries, kept in
+  // creation order (the order scontrol show lists them).
+  // create/update/delete (admins only); answers once the change is durable.
+  void HandleReservation(const pb::Credential& cred, const pb::ReservationRequest& req,
+                         Responder respond);
+  pb::Response QueryReservations(const pb::ReservationQueryRequest& req) const;
+  // LoadState: JournalRecord.reservation / delete_reservation / next_resv_id.
+  void ReplayReservation(const pb::JournalRecord& rec);
+  // MaybeCompact: what goes into Snapshot.reservations and Snapshot.next_resv_id.
+  std::vector<pb::ReservationRecord> ReservationRecords() const;
+  uint32_t next_resv_id() const { return next_resv_id_; }
+  // Tick: rolls recurring reservations to their next window, purges ended ones (journalled).
+  void ReservationTick(int64_t now);
+  // For the scheduler: whether `job`, running on `node_index` over [t0, t1) (t1 = INT64_MAX for
+  // no time limit), is kept off that node by a reservation. A job outside a reservation may not
+  // use a reserved node during a window it would overlap; a job with --reservation only its
+  // reservation's nodes (any with FLEX/ANY_NODES), starting inside an active window (any time
+  // with FLEX).
+  bool ReservationBlocksNode(int node_index, int64_t t0, int64_t t1,
+                             const pb::JobRecord& job) const;
+  // For a pending job the planner could not start: Slurm's reason when reservations are why,
+  // else "". "Reservation" (its reservation's window has not begun), "ReservationDeleted",
+  // "ReqNodeNotAvail, Reserved for maintenance" (an active MAINT reservation holds nodes of the
+  // job's partition).
+  std::string ReservationPendingReason(const pb::JobRecord& job, int64_t now) const;
+  // Submit: --reservation=name must exist and admit the user/account (Slurm's texts).
+  Status CheckJobReservation(const pb::JobSpec& spec);
+  const sched::Reservation* FindReservation(const std::string& name) const;
+  // Node state flags for sinfo/scontrol (MAINT, RESERVED) at the current time.
+  bool NodeInMaint(int node_index) const;
+  bool NodeReserved(int node_index) const;
+  sched::ResvCluster ReservationCluster(int64_t now, const std::string& skip_name) const;
+  sched::ResvJob ResvJobFor(const pb::JobSpec& spec, const std::string& reservation);
+
+  std::vector<sched::Reservation> reservations_;
+  uint32_t next_resv_id_ = 1;  // Slurm numbers every reservation it creates: root_1, x, root_3
 
   pb::JobRecord* FindJob(uint32_t id);
   int FindNode(const std::string& name) const;
@@ -143,6 +226,15 @@ class Controller {
   std::vector<Node> nodes_;
   std::unordered_map<std::string, int> node_by_name_;
   std::vector<Partition> partitions_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> group_cache_;  // uid -> gids
+  std::vector<sched::NodeView> views_;  // parallel to nodes_: inventory and allocations
+  sched::FeatureIndex features_;
+  std::unordered_map<uint32_t, sched::JobShape> shape_cache_;
+  sched::PriorityConfig priority_;
+  sched::BackfillParams backfill_;
+  std::vector<sched::PendingDecision> backfill_promises_;  // the last backfill pass's plan
+  int64_t last_priority_calc_ = 0;
+  asio::steady_timer backfill_timer_;
   int64_t start_time_ = 0;
 };
 

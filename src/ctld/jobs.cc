@@ -73,32 +73,26 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     return ErrorResponse(ErrorCode::kTooManyJobs,
                          "Slurm temporarily unable to accept job, sleeping and retrying");
 
-  // Partition: the requested one (first of a list that exists), else the default.
-  const Partition* part = nullptr;
-  if (!spec.partition().empty()) {
-    std::string list = spec.partition();
-    size_t pos = 0;
-    while (pos <= list.size() && !part) {
-      size_t comma = list.find(',', pos);
-      std::string name =
-          list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      part = FindPartition(name);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    if (!part)
-      return ErrorResponse(ErrorCode::kInvalidPartition,
-                           "invalid partition specified: " + spec.partition());
-  } else {
-    part = DefaultPartition();
-    if (!part)
-      return ErrorResponse(ErrorCode::kInvalidPartition,
-                           "No partition specified or system default partition");
+  // Partitions: every one listed that the user may use (a list is tried in tier order when the
+  // job is scheduled), else the default.
+  auto parts = PartitionsForSubmit(spec, IsAdmin(cred.uid()));
+  if (!parts) return ErrorResponse(parts.status().code(), parts.error());
+  const Partition* part = parts->front();
+  std::string part_list;
+  for (const Partition* p : *parts) part_list += (part_list.empty() ? "" : ",") + p->rec.name();
+  if (!spec.reservation().empty()) {
+    Status s = CheckJobReservation(spec);
+    if (!s.ok()) return ErrorResponse(s.code(), s.message());
+  }
+  if (part->rec.exclusive_user()) {
+    spec.set_exclusive(true);
+    spec.set_exclusive_mode("user");
   }
 
   pb::JobRecord job;
   *job.mutable_spec() = spec;
-  job.set_partition(part->rec.name());
+  job.set_partition(part_list);
+  job.set_reservation(spec.reservation());
   job.set_eligible_time(spec.begin_time());
   job.set_time_limit(spec.time_limit() != kTimeNoVal          ? spec.time_limit()
                      : part->rec.default_time() != kTimeNoVal ? part->rec.default_time()
@@ -118,21 +112,32 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   job.set_requeue(spec.requeue() == 1 ||
                   (spec.requeue() == -1 && conf_.Get("JobRequeue", "1") != "0"));
 
-  // Jobs that could never run are refused now, with Slurm's messages.
-  if (!spec.gres().empty() || !spec.gpus().empty()) {
-    bool any_gres = false;
-    for (int idx : part->node_index)
-      if (!nodes_[idx].rec.gres().empty()) any_gres = true;
-    if (!any_gres)
-      return ErrorResponse(ErrorCode::kInvalidGres,
-                           "Invalid generic resource (gres) specification");
+  // Jobs that could never run are refused now, with Slurm's messages; a multi-partition job
+  // needs one partition where it could.
+  auto could_run_in = [&](const Partition& p) -> Status {
+    if (!spec.gres().empty() || !spec.gpus().empty()) {
+      bool any_gres = false;
+      for (int idx : p.node_index)
+        if (!nodes_[idx].rec.gres().empty()) any_gres = true;
+      if (!any_gres)
+        return Error(ErrorCode::kInvalidGres, "Invalid generic resource (gres) specification");
+    }
+    if (nodes > p.node_index.size() ||
+        (p.rec.max_nodes() != 0xffffffffu && nodes > p.rec.max_nodes() && !IsAdmin(cred.uid())))
+      return Error(ErrorCode::kRequestedConfigUnavailable, "Node count specification invalid");
+    return ValidateAgainstPartition(job, p);
+  };
+  Status first_failure;
+  bool runnable = false;
+  for (const Partition* p : *parts) {
+    Status s = could_run_in(*p);
+    if (s.ok()) {
+      runnable = true;
+      break;
+    }
+    if (first_failure.ok()) first_failure = s;
   }
-  if (nodes > part->node_index.size() || (part->rec.max_nodes() != 0xffffffffu &&
-                                          nodes > part->rec.max_nodes() && !IsAdmin(cred.uid())))
-    return ErrorResponse(ErrorCode::kRequestedConfigUnavailable,
-                         "Node count specification invalid");
-  if (Status s = ValidateAgainstPartition(job, *part); !s.ok())
-    return ErrorResponse(s.code(), s.message());
+  if (!runnable) return ErrorResponse(first_failure.code(), first_failure.message());
 
   std::optional<sched::ArraySpec> array;
   if (!spec.array().empty()) {
@@ -161,7 +166,12 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     auto* out = r.mutable_submit_job();
     out->set_job_id(next_job_id_);
     out->set_expected_partition(part->rec.name());
-    auto placement = sched::PlaceJob(ShapeFor(job, *part), NodeViews());
+    // The job has no id yet, so its shape is parsed here rather than taken from the cache.
+    RefreshAvailability();
+    sched::JobShape shape =
+        ParseShape(job.spec()).ok() ? *ParseShape(job.spec()) : sched::JobShape();
+    shape.allowed = part->node_index;
+    auto placement = sched::PlaceJob(shape, views_);
     if (placement) {
       std::vector<std::string> names;
       uint32_t cpus = 0;
@@ -199,7 +209,10 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     uint32_t id = next_job_id_++;
     pb::JobRecord task = job;
     task.set_job_id(id);
-    task.set_priority(spec.hold() ? 0 : BasicPriority(id, spec.nice()));
+    if (spec.hold())
+      task.set_priority(0);
+    else
+      ComputePriority(task, now);
     if (array) {
       task.set_array_job_id(first_id);
       task.set_array_task_id(array->indexes[i]);
@@ -350,7 +363,9 @@ pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobR
       if (IsFinished(job.state())) continue;
       if (req.has_filter_uid() && job.spec().uid() != req.filter_uid()) continue;
       if (!req.filter_name().empty() && job.spec().name() != req.filter_name()) continue;
-      if (!req.filter_partition().empty() && job.partition() != req.filter_partition()) continue;
+      if (!req.filter_partition().empty() &&
+          !InPartitionList(job.partition(), req.filter_partition()))
+        continue;
       if (!req.filter_account().empty() && job.spec().account() != req.filter_account()) continue;
       if (!req.filter_qos().empty() && job.spec().qos() != req.filter_qos()) continue;
       if (req.filter_states_size() > 0 &&
@@ -480,8 +495,7 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
             break;
           }
           next.mutable_spec()->set_nice(static_cast<int32_t>(nice));
-          if (!next.held())
-            next.set_priority(BasicPriority(next.job_id(), static_cast<int32_t>(nice)));
+          if (!next.held()) ComputePriority(next, Now());
         } else if (key == "priority") {
           if (!admin) {
             status = Error(ErrorCode::kAccessDenied, "Access/permission denied");
@@ -494,6 +508,7 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
             break;
           }
           next.set_priority(static_cast<uint32_t>(p));
+          next.set_admin_priority(true);
         } else if (key == "numnodes" || key == "minnodes") {
           if (job->state() != pb::JOB_PENDING) {
             status = Error(ErrorCode::kJobNotPending, "Job is no longer pending execution");
@@ -528,6 +543,7 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
       bool pending = job->state() == pb::JOB_PENDING;
       if (pending) RemovePending(*job);
       *job = std::move(next);
+      shape_cache_.erase(job->job_id());  // the request may have changed
       if (pending) AddPending(*job);
       changed->push_back(job);
       *out->add_results() = Ok(id);
@@ -583,7 +599,7 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
           RemovePending(*job);
           job->set_held(false);
           job->set_held_by_admin(false);
-          job->set_priority(BasicPriority(job->job_id(), job->spec().nice()));
+          ComputePriority(*job, Now());
           job->set_reason("None");
           AddPending(*job);
           break;
@@ -651,20 +667,6 @@ void Controller::TerminateRunning(pb::JobRecord& job, pb::JobState end_state,
   }
 }
 
-void Controller::ReleaseResources(const pb::JobRecord& job) {
-  int64_t now = Now();
-  for (int i = 0; i < job.nodes_size(); ++i) {
-    int idx = FindNode(job.nodes(i));
-    if (idx < 0) continue;
-    auto& r = nodes_[idx].rec;
-    uint32_t cpus = i < job.cpus_per_node_size() ? job.cpus_per_node(i) : 0;
-    r.set_alloc_cpus(r.alloc_cpus() - std::min(r.alloc_cpus(), cpus));
-    r.set_alloc_memory_mb(r.alloc_memory_mb() -
-                          std::min(r.alloc_memory_mb(), job.mem_per_node_mb()));
-    r.set_last_busy(now);
-  }
-}
-
 void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) {
   job.set_state(state);
   job.set_completing(false);
@@ -688,7 +690,10 @@ void Controller::Requeue(pb::JobRecord& job, bool hold) {
   job.set_state_desc("");
   job.set_held(hold);
   job.set_held_by_admin(hold);
-  job.set_priority(hold ? 0 : BasicPriority(job.job_id(), job.spec().nice()));
+  if (hold)
+    job.set_priority(0);
+  else
+    ComputePriority(job, Now());
   job.set_reason(hold ? "JobHeldAdmin" : "BeginTime");
   // Slurm delays a requeued job briefly before it is eligible again.
   job.set_eligible_time(Now() + 1);
@@ -770,6 +775,7 @@ void Controller::PurgeOldJobs(int64_t now) {
     const auto& job = it->second;
     if (IsFinished(job.state()) && !job.completing() && job.end_time() + min_age < now) {
       UnindexArrayTask(job);
+      shape_cache_.erase(it->first);
       pb::JournalRecord rec;
       rec.set_purge_job_id(it->first);
       recs.push_back(std::move(rec));

@@ -139,6 +139,15 @@ Status Journal::Open(const RecordVisitor& visit) {
       rec.mutable_node()->Swap(&node);
       visit(rec);
     }
+    // After the nodes: a reservation names nodes, dynamic ones included.
+    for (auto& resv : *snapshot.mutable_reservations()) {
+      rec.mutable_reservation()->Swap(&resv);
+      visit(rec);
+    }
+    if (snapshot.next_resv_id()) {
+      rec.set_next_resv_id(snapshot.next_resv_id());
+      visit(rec);
+    }
   }
   auto log = ReadFile(dir_ + kJournalFile);
   if (!log) return log.status();

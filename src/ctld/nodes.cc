@@ -38,6 +38,7 @@ pb::NodeRecord Controller::NodeView(const Node& node) const {
   }
   r.set_responding(node.stream && !node.stream->closed());
   if (!node.registered && r.base_state() == pb::NODE_UNKNOWN) r.set_responding(false);
+  r.set_gres_used(GresUsedOf(static_cast<int>(&node - nodes_.data())));
   return r;
 }
 
@@ -87,6 +88,21 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
     if (!req.addr().empty()) r.set_addr(req.addr());
     r.set_hostname(req.hostname().empty() ? req.name() : req.hostname());
     r.set_port(req.port());
+    // New inventory, same bookings: devices held by running jobs are marked used again.
+    sched::NodeView old = views_[idx];
+    InitNodeView(idx);
+    views_[idx].alloc_cpus = old.alloc_cpus;
+    views_[idx].alloc_memory_mb = old.alloc_memory_mb;
+    views_[idx].num_jobs = old.num_jobs;
+    views_[idx].exclusive_in_use = old.exclusive_in_use;
+    views_[idx].exclusive_user = old.exclusive_user;
+    views_[idx].exclusive_user_jobs = old.exclusive_user_jobs;
+    for (const auto& [id, job] : jobs_) {
+      if (job.state() != pb::JOB_RUNNING && !job.completing()) continue;
+      sched::Placement p = PlacementOf(job);
+      for (size_t k = 0; k < p.nodes.size(); ++k)
+        if (p.nodes[k] == idx && k < p.gres.size()) sched::BookGres(views_[idx].gres, p.gres[k]);
+    }
     PersistNode(node);
   }
   r.set_boot_time(req.boot_time());
@@ -170,6 +186,7 @@ int Controller::AddDynamicNode(pb::NodeRecord rec) {
   Node n;
   n.rec = std::move(rec);
   nodes_.push_back(std::move(n));
+  InitNodeView(idx);
   return idx;
 }
 

@@ -20,7 +20,11 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
   auto add = [&](pb::JobRecord& job) {
     if (!uids.empty() && !uids.count(job.spec().uid())) return;
     if (!states.empty() && !states.count(job.state())) return;
-    if (!parts.empty() && !parts.count(job.partition())) return;
+    if (!parts.empty()) {
+      bool hit = false;
+      for (const auto& p : parts) hit |= InPartitionList(job.partition(), p);
+      if (!hit) return;
+    }
     if (!names.empty() && !names.count(job.spec().name())) return;
     if (!nodes.empty()) {
       bool hit = false;
@@ -42,6 +46,9 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
     } else {
       *copy = job;
     }
+    // A pending job's StartTime is the planner's expected start, as Slurm shows it.
+    if (job.state() == pb::JOB_PENDING && job.expected_start() > 0)
+      copy->set_start_time(job.expected_start());
   };
   if (req.job_ids_size() > 0) {
     for (uint32_t id : req.job_ids()) {
@@ -85,6 +92,9 @@ pb::Response Controller::QueryNodes(const pb::NodeQueryRequest& req) const {
     if (!names.empty() && !names.count(n.rec.name())) continue;
     pb::NodeRecord* r = out->add_nodes();
     *r = NodeView(n);
+    int index = static_cast<int>(&n - nodes_.data());
+    r->set_maint(NodeInMaint(index));
+    r->set_reserved(NodeReserved(index));
     for (const auto& p : partitions_)
       if (std::find(p.rec.nodes().begin(), p.rec.nodes().end(), n.rec.name()) !=
           p.rec.nodes().end())

@@ -28,29 +28,14 @@ std::string RunLength(const T& values) {
   return out;
 }
 
-sched::JobShape ShapeOf(const pb::JobRecord& job) {
-  const auto& s = job.spec();
-  sched::JobShape shape;
-  shape.min_nodes = s.min_nodes();
-  shape.max_nodes = s.max_nodes();
-  shape.num_tasks = s.num_tasks();
-  shape.cpus_per_task = std::max<uint32_t>(s.cpus_per_task(), 1);
-  shape.ntasks_per_node = s.ntasks_per_node();
-  shape.mem_per_node_mb = s.mem_per_node_mb();
-  shape.mem_per_cpu_mb = s.mem_per_cpu_mb();
-  shape.exclusive = s.exclusive();
-  return shape;
-}
-
 }  // namespace
 
-Status Controller::ValidateAgainstPartition(const pb::JobRecord& job, const Partition& part) const {
-  sched::JobShape shape = ShapeOf(job);
-  std::vector<sched::NodeView> views(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    views[i].cpus = nodes_[i].rec.cpus();
-    views[i].memory_mb = nodes_[i].rec.real_memory_mb();
-  }
+Status Controller::ValidateAgainstPartition(const pb::JobRecord& job, const Partition& part) {
+  auto parsed = ParseShape(job.spec());
+  if (!parsed) return parsed.status();
+  sched::JobShape& shape = *parsed;
+  if (!sched::UnknownFeatures(shape.constraint, features_).empty())
+    return Error(ErrorCode::kInvalidFeature, "Invalid feature specification");
   shape.allowed = part.node_index;
   if (!job.spec().nodelist().empty()) {
     auto names = ExpandHostlist(job.spec().nodelist());
@@ -72,29 +57,20 @@ Status Controller::ValidateAgainstPartition(const pb::JobRecord& job, const Part
                           shape.allowed.end());
     }
   }
-  if (!sched::CouldEverRun(shape, views))
-    return Error(ErrorCode::kRequestedConfigUnavailable,
-                 "Requested node configuration is not available");
-  return Status::Ok();
-}
-
-std::vector<sched::NodeView> Controller::NodeViews() const {
-  std::vector<sched::NodeView> views(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const Node& n = nodes_[i];
-    auto& v = views[i];
-    v.cpus = n.rec.cpus();
-    v.alloc_cpus = n.rec.alloc_cpus();
-    v.memory_mb = n.rec.real_memory_mb();
-    v.alloc_memory_mb = n.rec.alloc_memory_mb();
-    v.available = n.registered && n.stream && !n.stream->closed() && !n.rec.drain() &&
-                  n.rec.base_state() != pb::NODE_DOWN && n.rec.base_state() != pb::NODE_FUTURE;
+  if (sched::CouldEverRun(shape, views_)) return Status::Ok();
+  // A GRES nobody has reads as a GRES error, as in Slurm; anything else as a node-shape error.
+  if (!shape.gres.empty()) {
+    sched::JobShape without = shape;
+    without.gres = sched::JobGres();
+    if (sched::CouldEverRun(without, views_))
+      return Error(ErrorCode::kInvalidGres, "Invalid generic resource (gres) specification");
   }
-  return views;
+  return Error(ErrorCode::kRequestedConfigUnavailable,
+               "Requested node configuration is not available");
 }
 
-sched::JobShape Controller::ShapeFor(const pb::JobRecord& job, const Partition& part) const {
-  sched::JobShape shape = ShapeOf(job);
+sched::JobShape Controller::ShapeFor(const pb::JobRecord& job, const Partition& part) {
+  sched::JobShape shape = ShapeOfJob(job);
   shape.allowed = part.node_index;
   if (!job.spec().nodelist().empty()) {
     if (auto names = ExpandHostlist(job.spec().nodelist()))
@@ -121,30 +97,35 @@ void Controller::ScheduleSoon() {
   });
 }
 
-void Controller::Schedule() {
+void Controller::Schedule() { RunPlanner(false); }
+void Controller::Backfill() { RunPlanner(true); }
+
+void Controller::RunPlanner(bool with_backfill) {
   int64_t now = Now();
-  std::vector<sched::NodeView> views = NodeViews();
-  uint32_t free_cpus = 0;
-  for (const auto& v : views)
-    if (v.available) free_cpus += v.cpus - std::min(v.cpus, v.alloc_cpus);
-  std::set<std::string> blocked_partitions;  // a higher-priority job is waiting for resources
-  std::unordered_map<uint32_t, uint32_t> array_running;  // throttled arrays: running tasks
-  std::vector<pb::JobRecord*> started;
-  std::vector<pb::JobRecord*> reason_changed;
-  auto set_reason = [&](pb::JobRecord& job, const char* reason) {
-    if (job.reason() != reason) {
-      job.set_reason(reason);
-    }
+  RefreshAvailability();
+  sched::PlanInput in;
+  in.now = now;
+  in.params = backfill_;
+  in.params.enabled = with_backfill && backfill_.enabled;
+  in.partition_nodes.reserve(partitions_.size());
+  for (const auto& p : partitions_) in.partition_nodes.push_back(p.node_index);
+
+  std::unordered_map<uint32_t, uint32_t> array_admitted;  // throttled arrays: running + admitted
+  std::vector<pb::JobRecord*> ended;                      // cancelled by kill_invalid_depend
+  struct Candidate {
+    sched::SchedOrderKey key;
+    pb::JobRecord* job;
+    int partition;
   };
+  std::vector<Candidate> candidates;
   for (auto it = pending_.begin(); it != pending_.end();) {
     // Held jobs have priority 0 and sort last: nothing after this point can start.
     if (it->first == 0) break;
     pb::JobRecord* job = FindJob(it->second);
     ++it;
-    if (!job) continue;
-    if (job->held()) continue;
+    if (!job || job->held()) continue;
     if (job->eligible_time() > now) {
-      set_reason(*job, "BeginTime");
+      job->set_reason("BeginTime");
       continue;
     }
     if (!job->spec().dependency().empty()) {
@@ -155,95 +136,150 @@ void Controller::Schedule() {
             (job->spec().kill_on_invalid_dep() == 0 &&
              conf_.Get("SchedulerParameters").find("kill_invalid_depend") != std::string::npos);
         if (why == "DependencyNeverSatisfied" && kill) {
-          RemovePending(*job);
           job->set_reason("DependencyNeverSatisfied");
-          FinishJob(*job, pb::JOB_CANCELLED, now);
-          started.push_back(job);  // persisted with the others; not launched (not RUNNING)
+          ended.push_back(job);
           continue;
         }
-        set_reason(*job, why.c_str());
+        job->set_reason(why);
         continue;
       }
     }
-    if (job->array_task_id() != kNoArrayTask && !job->spec().array().empty() &&
+    if (job->array_task_id() != kNoArrayTask &&
         job->spec().array().find('%') != std::string::npos) {
       uint32_t limit = static_cast<uint32_t>(std::strtoul(
           job->spec().array().substr(job->spec().array().find('%') + 1).c_str(), nullptr, 10));
-      auto [cached, fresh] = array_running.try_emplace(job->array_job_id(), 0);
+      auto [count, fresh] = array_admitted.try_emplace(job->array_job_id(), 0);
       if (fresh) {
         for (uint32_t id : array_tasks_[job->array_job_id()]) {
           const pb::JobRecord* t = FindJob(id);
-          if (t && (t->state() == pb::JOB_RUNNING || t->completing())) ++cached->second;
+          if (t && (t->state() == pb::JOB_RUNNING || t->completing())) ++count->second;
         }
       }
-      if (limit > 0 && cached->second >= limit) {
-        set_reason(*job, "JobArrayTaskLimit");
+      if (limit > 0 && count->second >= limit) {
+        job->set_reason("JobArrayTaskLimit");
         continue;
       }
+      ++count->second;  // at most `limit` tasks are offered to the planner
     }
-    if (free_cpus == 0) {
-      // Nothing can start; later jobs keep their reason ("Priority" behind this one).
-      if (job->reason() == "None" || job->reason() == "BeginTime") set_reason(*job, "Resources");
-      break;
+    // The first of the job's partitions (highest tier first) that is up and within limits.
+    int chosen = -1;
+    const char* why_not = nullptr;
+    std::string list = job->partition();
+    for (size_t pos = 0; pos <= list.size();) {
+      size_t comma = list.find(',', pos);
+      std::string name = list.substr(pos, comma == std::string::npos ? comma : comma - pos);
+      pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
+      const Partition* part = FindPartition(name);
+      if (!part) continue;
+      if (part->rec.state() == "DOWN" || part->rec.state() == "INACTIVE") {
+        if (!why_not) why_not = "PartitionDown";
+        continue;
+      }
+      if (job->time_limit() != kTimeInfinite && part->rec.max_time() != kTimeInfinite &&
+          job->time_limit() > part->rec.max_time()) {
+        if (!why_not) why_not = "PartitionTimeLimit";
+        continue;
+      }
+      uint32_t want = std::max<uint32_t>(job->spec().min_nodes(), 1);
+      if ((part->rec.max_nodes() != 0xffffffffu && want > part->rec.max_nodes()) ||
+          want < part->rec.min_nodes()) {
+        if (!why_not) why_not = "PartitionNodeLimit";
+        continue;
+      }
+      int index = static_cast<int>(part - partitions_.data());
+      if (chosen < 0) chosen = index;
+      // A multi-partition job goes where it can start now, else waits in its first partition.
+      if (comma == std::string::npos || sched::PlaceJob(ShapeFor(*job, *part), views_)) {
+        chosen = index;
+        break;
+      }
     }
-    const Partition* part = FindPartition(job->partition());
-    if (!part) continue;
-    if (part->rec.state() == "DOWN" || part->rec.state() == "INACTIVE") {
-      set_reason(*job, "PartitionDown");
+    if (chosen < 0) {
+      job->set_reason(why_not ? why_not : "PartitionDown");
       continue;
     }
-    if (job->time_limit() != kTimeInfinite && part->rec.max_time() != kTimeInfinite &&
-        job->time_limit() > part->rec.max_time()) {
-      set_reason(*job, "PartitionTimeLimit");
-      continue;
+    sched::SchedOrderKey key;
+    key.partition_tier = static_cast<uint16_t>(partitions_[chosen].rec.priority_tier());
+    key.priority = job->priority();
+    key.job_id = job->job_id();
+    candidates.push_back({key, job, chosen});
+  }
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return sched::SchedulesBefore(a.key, b.key); });
+  in.pending.reserve(candidates.size());
+  std::unordered_map<uint32_t, int> multi_partition;
+  for (const Candidate& c : candidates) {
+    const pb::JobRecord& job = *c.job;
+    if (job.partition().find(',') != std::string::npos) multi_partition[job.job_id()] = c.partition;
+    sched::PendingJob pj;
+    pj.job_id = job.job_id();
+    pj.partition = static_cast<uint32_t>(c.partition);
+    // -w/-x need the node list spelled out; other jobs use the partition's list.
+    if (!job.spec().nodelist().empty() || !job.spec().exclude().empty())
+      pj.shape = ShapeFor(job, partitions_[c.partition]);
+    else
+      pj.shape = ShapeOfJob(job);
+    pj.time_limit_s = job.time_limit() == kTimeInfinite || job.time_limit() == kTimeNoVal
+                          ? sched::kUnlimitedSeconds
+                          : int64_t(job.time_limit()) * 60;
+    in.pending.push_back(std::move(pj));
+  }
+  if (in.params.enabled) {
+    for (auto& [id, job] : jobs_) {
+      if (job.state() != pb::JOB_RUNNING && !job.completing()) continue;
+      sched::RunningJob rj;
+      rj.job_id = id;
+      rj.shape = ShapeOfJob(job);
+      rj.placement = PlacementOf(job);
+      rj.end_time = job.completing() ? now
+                    : job.time_limit() == kTimeInfinite
+                        ? sched::kUnlimitedSeconds
+                        : job.start_time() + int64_t(job.time_limit()) * 60;
+      in.running.push_back(std::move(rj));
     }
-    if (blocked_partitions.count(part->rec.name())) {
-      set_reason(*job, "Priority");
-      // Later, smaller jobs may still start where they fit (greedy fill; proper backfill with
-      // reservations for the blocked job comes with the scheduler work).
-    }
-    sched::JobShape shape = ShapeFor(*job, *part);
-    auto placement = sched::PlaceJob(shape, views);
-    if (!placement) {
-      if (!blocked_partitions.count(part->rec.name())) set_reason(*job, "Resources");
-      blocked_partitions.insert(part->rec.name());
-      continue;
-    }
-    // Allocate.
+  }
+  in.nodes = views_;
+  // Promises of the last backfill pass bind this pass too: a reserved job is not delayed by
+  // jobs the plan already knew about.
+  in.previous = backfill_promises_;
+  sched::CyclePlan plan;
+  if (!in.pending.empty()) plan = sched::PlanCycle(in);
+  if (in.params.enabled) backfill_promises_ = plan.pending;
+
+  std::vector<pb::JobRecord*> started;
+  for (const auto& start : plan.starts) {
+    pb::JobRecord* job = FindJob(start.job_id);
+    if (!job) continue;
+    // A multi-partition job runs in the partition the planner was given for it.
+    if (auto mp = multi_partition.find(job->job_id()); mp != multi_partition.end())
+      job->set_partition(partitions_[mp->second].rec.name());
     RemovePending(*job);
-    job->clear_nodes();
-    job->clear_cpus_per_node();
-    uint32_t total_cpus = 0;
-    for (size_t k = 0; k < placement->nodes.size(); ++k) {
-      int idx = placement->nodes[k];
-      auto& v = views[idx];
-      v.alloc_cpus += placement->cpus[k];
-      v.alloc_memory_mb += placement->mem_per_node_mb;
-      if (job->spec().exclusive()) v.exclusive_in_use = true;
-      free_cpus -= std::min(free_cpus, placement->cpus[k]);
-      auto& r = nodes_[idx].rec;
-      r.set_alloc_cpus(r.alloc_cpus() + placement->cpus[k]);
-      r.set_alloc_memory_mb(r.alloc_memory_mb() + placement->mem_per_node_mb);
-      job->add_nodes(r.name());
-      job->add_cpus_per_node(placement->cpus[k]);
-      total_cpus += placement->cpus[k];
-    }
-    uint32_t tasks = 0;
-    for (uint32_t t : placement->tasks) tasks += t;
-    job->set_num_tasks(std::max(job->num_tasks(), tasks));
-    job->set_num_nodes(static_cast<uint32_t>(placement->nodes.size()));
-    job->set_num_cpus(total_cpus);
-    job->set_mem_per_node_mb(placement->mem_per_node_mb);
+    BookResources(*job, start.placement);
     job->set_batch_host(job->nodes(0));
     job->set_state(pb::JOB_RUNNING);
     job->set_reason("None");
     job->set_start_time(now);
+    job->set_expected_start(0);
+    job->set_sched_nodes("");
     job->set_launch_acked(false);
-    if (job->array_task_id() != kNoArrayTask) {
-      auto a = array_running.find(job->array_job_id());
-      if (a != array_running.end()) ++a->second;
-    }
     started.push_back(job);
+  }
+  for (const auto& d : plan.pending) {
+    pb::JobRecord* job = FindJob(d.job_id);
+    if (!job) continue;
+    job->set_reason(std::string(sched::ReasonName(d.reason)));
+    job->set_last_sched_eval(now);
+    if (!in.params.enabled) continue;  // expected starts come from backfill passes only
+    job->set_expected_start(d.start_time ? *d.start_time : 0);
+    std::vector<std::string> names;
+    for (int idx : d.planned_nodes) names.push_back(nodes_[idx].rec.name());
+    job->set_sched_nodes(names.empty() ? "" : Compress(names));
+  }
+  for (pb::JobRecord* job : ended) {
+    RemovePending(*job);
+    FinishJob(*job, pb::JOB_CANCELLED, now);
+    started.push_back(job);  // persisted with the others; not launched (not RUNNING)
   }
   if (started.empty()) return;
   std::vector<pb::JournalRecord> recs;
@@ -360,6 +396,7 @@ std::vector<std::string> Controller::JobEnvironment(const pb::JobRecord& job) co
   if (job.time_limit() != kTimeInfinite && job.time_limit() != kTimeNoVal)
     add("SLURM_JOB_END_TIME", std::to_string(job.start_time() + int64_t(job.time_limit()) * 60));
   if (!s.std_out().empty()) add("SLURM_JOB_STDOUT", s.std_out());
+  for (auto& e : GpuEnvironment(job)) env.push_back(std::move(e));
   return env;
 }
 

@@ -436,7 +436,7 @@ TEST(SlurmConfPartitions, Fields) {
   EXPECT_TRUE(batch.root_only);
   EXPECT_EQ(batch.def_mem_per_cpu_mb, 1024u);
   EXPECT_EQ(batch.max_mem_per_cpu_mb, 4096u);
-  EXPECT_EQ(batch.extra.at("GraceTime"), "30");
+  EXPECT_EQ(batch.grace_time_s, 30u);
 
   const PartitionConf& lng = c.partitions[2];
   EXPECT_EQ(lng.nodes.size(), 26u);

@@ -1,0 +1,148 @@
+// Job priority in the controller: priority/basic (FIFO) or priority/multifactor through the pure
+// sched/priority library, recomputed every PriorityCalcPeriod, and the sprio query.
+#include <algorithm>
+
+#include "common/log.h"
+#include "common/units.h"
+#include "ctld/controller.h"
+
+namespace shoal::ctld {
+namespace {
+
+// priority/basic: earlier submissions first; nice lowers it, as in Slurm.
+uint32_t FifoPriority(uint32_t job_id, int32_t nice) {
+  int64_t p = int64_t(sched::kBasicTopPriority) - job_id - nice;
+  return static_cast<uint32_t>(std::clamp<int64_t>(p, 1, 0xFFFFFFF0LL));
+}
+
+int64_t Round(double v) { return static_cast<int64_t>(v + (v >= 0 ? 0.5 : -0.5)); }
+
+}  // namespace
+
+void Controller::LoadSchedulingConfig() {
+  auto prio = sched::ParsePriorityConfig(conf_.options);
+  if (!prio) {
+    LogError("%s; using priority/basic", prio.error().c_str());
+  } else {
+    priority_ = std::move(*prio);
+  }
+  auto bf = sched::ParseSchedulerParameters(conf_.Get("SchedulerParameters"));
+  if (!bf) {
+    LogError("SchedulerParameters: %s; using the defaults", bf.error().c_str());
+  } else {
+    backfill_ = *bf;
+  }
+  backfill_.enabled = conf_.Get("SchedulerType", "sched/backfill") != "sched/builtin";
+}
+
+void Controller::ComputePriority(pb::JobRecord& job, int64_t now) {
+  if (job.held() || job.admin_priority()) return;
+  const auto& s = job.spec();
+  if (priority_.type == sched::PriorityType::kBasic) {
+    job.set_priority(FifoPriority(job.job_id(), s.nice()));
+    return;
+  }
+  sched::PriorityContext ctx;
+  ctx.now = now;
+  ctx.total_nodes = std::max<uint32_t>(static_cast<uint32_t>(nodes_.size()), 1);
+  uint64_t cpus = 0, mem = 0;
+  for (const auto& n : nodes_) {
+    cpus += n.rec.cpus();
+    mem += n.rec.real_memory_mb();
+  }
+  ctx.total_cpus = std::max<uint64_t>(cpus, 1);
+  ctx.total_memory_mb = std::max<uint64_t>(mem, 1);
+  uint32_t max_factor = 1;
+  for (const auto& p : partitions_) max_factor = std::max(max_factor, p.rec.priority_job_factor());
+  ctx.max_partition_job_factor = static_cast<uint16_t>(std::min<uint32_t>(max_factor, 0xffff));
+
+  sched::PriorityJob pj;
+  pj.job_id = job.job_id();
+  pj.user = s.user_name();
+  pj.account = s.account();
+  pj.eligible_time = std::min(job.eligible_time(), now);
+  pj.nodes = std::max<uint32_t>(job.num_nodes(), 1);
+  pj.cpus = std::max<uint32_t>(job.num_cpus(), 1);
+  pj.memory_mb =
+      s.mem_per_node_mb() ? s.mem_per_node_mb() * pj.nodes : s.mem_per_cpu_mb() * pj.cpus;
+  std::string first = job.partition().substr(0, job.partition().find(','));
+  if (const Partition* part = FindPartition(first))
+    pj.partition_job_factor =
+        static_cast<uint16_t>(std::min<uint32_t>(part->rec.priority_job_factor(), 0xffff));
+  pj.nice = s.nice();
+  pj.site_factor = job.priority_site();
+  static const sched::FlatFairShare kNoAccounting;
+  sched::PriorityBreakdown b = sched::MultifactorPriority(priority_, ctx, pj, kNoAccounting);
+  job.set_priority(b.priority);
+  job.set_priority_age(Round(b.age));
+  job.set_priority_fairshare(Round(b.fairshare));
+  job.set_priority_jobsize(Round(b.job_size));
+  job.set_priority_partition(Round(b.partition));
+  job.set_priority_qos(Round(b.qos));
+  job.set_priority_tres(Round(b.tres_total));
+}
+
+void Controller::RecomputePriorities(int64_t now) {
+  last_priority_calc_ = now;
+  if (priority_.type == sched::PriorityType::kBasic) return;
+  std::vector<uint32_t> ids;
+  ids.reserve(pending_.size());
+  for (const auto& [prio, id] : pending_) ids.push_back(id);
+  for (uint32_t id : ids) {
+    pb::JobRecord* job = FindJob(id);
+    if (!job) continue;
+    RemovePending(*job);
+    ComputePriority(*job, now);
+    AddPending(*job);
+  }
+}
+
+pb::Response Controller::QueryPriorities(const pb::PriorityQueryRequest& req) {
+  pb::Response r;
+  if (priority_.type == sched::PriorityType::kBasic) {
+    r.set_rc(static_cast<int32_t>(ErrorCode::kDisabled));
+    r.set_error("You are not running a supported priority plugin\n(" +
+                conf_.Get("PriorityType", "priority/basic") +
+                ").\nOnly 'priority/multifactor' is supported.");
+    return r;
+  }
+  auto* out = r.mutable_priority_query();
+  auto* w = out->mutable_weights();
+  w->set_age(priority_.weight_age);
+  w->set_fairshare(priority_.weight_fairshare);
+  w->set_jobsize(priority_.weight_job_size);
+  w->set_partition_factor(priority_.weight_partition);
+  w->set_qos_factor(priority_.weight_qos);
+  std::string tres;
+  for (const auto& [name, weight] : priority_.weight_tres)
+    tres += (tres.empty() ? "" : ",") + name + "=" + std::to_string(Round(weight));
+  w->set_tres_detail(tres);
+  if (req.weights_only()) return r;
+  std::set<uint32_t> ids(req.job_ids().begin(), req.job_ids().end());
+  std::set<uint32_t> uids(req.uids().begin(), req.uids().end());
+  for (const auto& [prio, id] : pending_) {
+    const pb::JobRecord* job = FindJob(id);
+    if (!job || job->held()) continue;
+    if (!ids.empty() && !ids.count(id)) continue;
+    if (!uids.empty() && !uids.count(job->spec().uid())) continue;
+    auto* f = out->add_jobs();
+    f->set_job_id(id);
+    f->set_partition(job->partition());
+    f->set_uid(job->spec().uid());
+    f->set_account(job->spec().account());
+    f->set_qos(job->spec().qos().empty() ? "normal" : job->spec().qos());
+    f->set_priority(job->priority());
+    f->set_nice(job->spec().nice());
+    if (job->admin_priority()) continue;  // Slurm shows no factors for an admin-set priority
+    f->set_site(job->priority_site());
+    f->set_age(job->priority_age());
+    f->set_fairshare(job->priority_fairshare());
+    f->set_jobsize(job->priority_jobsize());
+    f->set_partition_factor(job->priority_partition());
+    f->set_qos_factor(job->priority_qos());
+    f->set_tres(job->priority_tres());
+  }
+  return r;
+}
+
+}  // namespace shoal::ctld
