@@ -307,6 +307,63 @@ int ShowPartition(Session& s, const std::optional<std::string>& name) {
   return 0;
 }
 
+// scontrol show topology [name]: the controller's topology.conf, one line per switch (block).
+// A switch (block) name shows that one; node names show the switches holding all of them.
+// As in Slurm, "nothing to show" is an error message but exit code 0.
+int ShowTopology(Session& s, const std::optional<std::string>& name) {
+  pb::Request req;
+  req.mutable_topology_query();
+  auto resp = Call(s, req, "slurm_load_topo error");
+  if (!resp) return 1;
+  const auto& topo = resp->topology_query();
+  if (topo.switches_size() == 0 && topo.blocks_size() == 0) {
+    ErrPrefixed(name ? "Topology information contains no switch or node named " + *name
+                     : std::string("No topology information available"));
+    return 0;
+  }
+  std::vector<std::string> wanted;  // node names to match, when `name` is not a switch/block
+  bool by_unit = false;
+  if (name) {
+    for (const auto& sw : topo.switches()) by_unit |= sw.name() == *name;
+    for (const auto& b : topo.blocks()) by_unit |= b.name() == *name;
+    if (!by_unit) {
+      auto names = ExpandHostlist(*name);
+      if (names) wanted = std::move(*names);
+    }
+  }
+  auto selected = [&](const std::string& unit, const std::string& nodes) {
+    if (!name) return true;
+    if (by_unit) return unit == *name;
+    if (wanted.empty()) return false;
+    auto have = ExpandHostlist(nodes);
+    if (!have) return false;
+    std::set<std::string> set(have->begin(), have->end());
+    return std::all_of(wanted.begin(), wanted.end(),
+                       [&](const std::string& n) { return set.count(n) > 0; });
+  };
+  int shown = 0;
+  for (const auto& sw : topo.switches()) {
+    if (!selected(sw.name(), sw.nodes())) continue;
+    std::string line = "SwitchName=" + sw.name() + " Level=" + std::to_string(sw.level()) +
+                       " LinkSpeed=" + (sw.link_speed().empty() ? "1" : sw.link_speed());
+    if (!sw.nodes().empty()) line += " Nodes=" + sw.nodes();
+    if (!sw.switches().empty()) line += " Switches=" + sw.switches();
+    OutLine(line);
+    ++shown;
+  }
+  uint32_t base = topo.block_sizes_size() ? topo.block_sizes(0) : 0;
+  for (int i = 0; i < topo.blocks_size(); ++i) {
+    const auto& b = topo.blocks(i);
+    if (!selected(b.name(), b.nodes())) continue;
+    OutLine("BlockName=" + b.name() + " BlockIndex=" + std::to_string(i) + " Nodes=" + b.nodes() +
+            " BlockSize=" + std::to_string(base));
+    ++shown;
+  }
+  if (shown == 0 && name)
+    ErrPrefixed("Topology information contains no switch or node named " + *name);
+  return 0;
+}
+
 int ShowConfig(Session& s) {
   pb::Request req;
   req.mutable_config_query();
@@ -541,6 +598,7 @@ int Show(Session& s, const std::vector<std::string>& args) {
   if (Abbrev(entity, "nodes", 1)) return ShowNode(s, id);
   if (Abbrev(entity, "partitions", 1)) return ShowPartition(s, id);
   if (Abbrev(entity, "configuration", 1)) return ShowConfig(s);
+  if (Abbrev(entity, "topology", 1)) return ShowTopology(s, id);
   if (Abbrev(entity, "reservations", 1) || Abbrev(entity, "reservationname", 1))
     return ShowReservation(s, id);
   if (KeyValue kv = SplitKeyValue(args[0]);
@@ -737,7 +795,7 @@ std::string Help() {
          "     version                  display tool version number.\n"
          "\n"
          "  <ENTITY> may be \"config\", \"hostlist\", \"hostlistsorted\", \"hostnames\",\n"
-         "       \"job\", \"node\", \"partition\" or \"reservation\"\n";
+         "       \"job\", \"node\", \"partition\", \"reservation\" or \"topology\"\n";
 }
 
 int Dispatch(Session& s, const std::vector<std::string>& words, bool* quit) {

@@ -517,6 +517,9 @@ std::string FormatJob(const pb::JobRecord& job, int64_t now, const ShowOptions& 
   }
   l.Add("StartTime=" + TimeOr(job.start_time(), "Unknown") + " EndTime=" + end +
         " Deadline=" + TimeOr(spec.deadline(), "N/A"));
+  if (job.preempt_time() != 0)
+    l.Add("PreemptEligibleTime=" + TimeOr(job.start_time(), "None") +
+          " PreemptTime=" + FormatTimestamp(job.preempt_time()));
 
   int64_t pre_suspend = 0;
   if (job.state() == pb::JOB_SUSPENDED && job.suspend_time() && job.start_time()) {

@@ -94,12 +94,15 @@ Status Controller::Start() {
     r.set_def_mem_per_cpu_mb(pc.def_mem_per_cpu_mb);
     r.set_max_mem_per_cpu_mb(pc.max_mem_per_cpu_mb);
     r.set_exclusive_user(pc.exclusive_user);
+    r.set_grace_time_s(pc.grace_time_s);
     r.set_preempt_mode(pc.preempt_mode.empty() ? conf_.Get("PreemptMode", "OFF") : pc.preempt_mode);
     partitions_.push_back(std::move(p));
   }
   // Resource views need the partitions (OverSubscribe) and must exist before jobs are replayed.
   for (size_t i = 0; i < nodes_.size(); ++i) InitNodeView(static_cast<int>(i));
   LoadSchedulingConfig();
+  if (Status s = LoadTopology(); !s.ok()) return s;
+  LoadPreemptConfig();
 
   std::string state_dir = conf_.StateSaveLocation();
   ::mkdir(state_dir.c_str(), 0700);
@@ -356,6 +359,9 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       return;
     case pb::Request::kReservationQuery:
       respond(QueryReservations(req.reservation_query()));
+      return;
+    case pb::Request::kTopologyQuery:
+      respond(QueryTopology());
       return;
     case pb::Request::kPriorityQuery:
       respond(QueryPriorities(req.priority_query()));

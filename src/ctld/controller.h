@@ -22,8 +22,10 @@
 #include "ctld/journal.h"
 #include "sched/backfill.h"
 #include "sched/placement.h"
+#include "sched/preempt.h"
 #include "sched/priority.h"
 #include "sched/reservation.h"
+#include "sched/topology.h"
 #include "shoal.pb.h"
 
 namespace shoal::ctld {
@@ -97,7 +99,9 @@ class Controller {
                           std::vector<pb::JobRecord*>* changed);
   void JobComplete(const pb::JobCompleteRequest& req, Responder respond);
   // Ends a running job: marks state (with COMPLETING) and asks its nodes to terminate it.
-  void TerminateRunning(pb::JobRecord& job, pb::JobState end_state, const std::string& reason);
+  // kill_wait: seconds from SIGTERM to SIGKILL; 0 = KillWait.
+  void TerminateRunning(pb::JobRecord& job, pb::JobState end_state, const std::string& reason,
+                        uint32_t kill_wait = 0);
   void FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now);
   void ReleaseResources(const pb::JobRecord& job);
   void Requeue(pb::JobRecord& job, bool hold);
@@ -147,6 +151,11 @@ class Controller {
   void RecomputePriorities(int64_t now);
   pb::Response QueryPriorities(const pb::PriorityQueryRequest& req);
 
+  // --- preemption (preemption.cc)
+  void LoadPreemptConfig();
+  // Ends lower-tier jobs so `job` (blocked in `partition`) can start; true when it did.
+  bool TryPreemption(pb::JobRecord& job, int partition, int64_t now);
+
   // --- partition access (partition_access.cc)
   Status CheckPartitionAccess(const pb::JobSpec& spec, const Partition& part, bool admin);
   // The partitions a submission may use, highest PriorityTier first; an error when none.
@@ -159,6 +168,26 @@ class Controller {
   pb::Response QueryJobs(const pb::JobQueryRequest& req);
   pb::Response QueryNodes(const pb::NodeQueryRequest& req) const;
   pb::Response QueryConfig() const;
+
+  // --- topology (topology.cc)
+  // TopologyPlugin=topology/tree or topology/block: reads topology.conf from slurm.conf's
+  // directory (Slurm's rule) and SchedulerParameters=max_switch_wait. A bad or missing file is
+  // a start-up error naming file:line, as a bad slurm.conf is.
+  Status LoadTopology();
+  // For a job needing more than one node: `candidates` reordered so the ones the topology picks
+  // among those with room now come first (then the rest, in their order, so backfill still sees
+  // every node). Empty when there is no topology, the job needs one node, or no choice exists:
+  // the caller keeps the partition order.
+  std::vector<int> TopologyOrder(const pb::JobRecord& job, const std::vector<int>& candidates);
+  // --switches=N[@time]: whether `placement_nodes` (node indexes) span few enough leaf switches,
+  // or the job has waited long enough (capped by max_switch_wait) to take them anyway.
+  bool SwitchesAllowStart(const pb::JobRecord& job, const std::vector<int>& placement_nodes,
+                          int64_t now) const;
+  pb::Response QueryTopology() const;  // scontrol show topology
+
+  sched::Topology topology_;       // Kind::kNone without a topology plugin
+  std::string topology_plugin_;    // "topology/tree", "topology/block" or ""
+  int64_t max_switch_wait_ = 300;  // seconds; Slurm's default
 
   // --- reservations (reservations.cc)
   // Owned by the event-loop thread like everything else; a handful of entries, kept in
@@ -233,6 +262,7 @@ class Controller {
   sched::PriorityConfig priority_;
   sched::BackfillParams backfill_;
   std::vector<sched::PendingDecision> backfill_promises_;  // the last backfill pass's plan
+  sched::PreemptConfig preempt_;
   int64_t last_priority_calc_ = 0;
   asio::steady_timer backfill_timer_;
   int64_t start_time_ = 0;

@@ -644,7 +644,7 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
 }
 
 void Controller::TerminateRunning(pb::JobRecord& job, pb::JobState end_state,
-                                  const std::string& reason) {
+                                  const std::string& reason, uint32_t kill_wait) {
   int64_t now = Now();
   if (end_state != pb::JOB_RUNNING) {
     job.set_state(end_state);
@@ -653,7 +653,7 @@ void Controller::TerminateRunning(pb::JobRecord& job, pb::JobState end_state,
   job.set_completing(true);
   if (reason == "cancelled") job.set_cancel_requested(true);
   if (reason == "timeout") job.set_timeout_requested(true);
-  uint32_t kill_wait = conf_.KillWait();
+  if (kill_wait == 0) kill_wait = conf_.KillWait();
   for (const auto& name : job.nodes()) {
     int idx = FindNode(name);
     if (idx < 0) continue;
@@ -721,6 +721,8 @@ void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respon
     FinishJob(*job, pb::JOB_TIMEOUT, now);
   } else if (job->state() == pb::JOB_NODE_FAIL) {
     FinishJob(*job, pb::JOB_NODE_FAIL, now);
+  } else if (job->state() == pb::JOB_PREEMPTED) {
+    FinishJob(*job, pb::JOB_PREEMPTED, now);
   } else if (req.oom()) {
     FinishJob(*job, pb::JOB_OUT_OF_MEMORY, now);
     job->set_reason("OutOfMemory");

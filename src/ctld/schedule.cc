@@ -223,6 +223,21 @@ void Controller::RunPlanner(bool with_backfill) {
     pj.time_limit_s = job.time_limit() == kTimeInfinite || job.time_limit() == kTimeNoVal
                           ? sched::kUnlimitedSeconds
                           : int64_t(job.time_limit()) * 60;
+    if (!reservations_.empty() || !job.reservation().empty()) {
+      if (pj.shape.allowed.empty()) pj.shape = ShapeFor(job, partitions_[c.partition]);
+      int64_t t1 = pj.time_limit_s == sched::kUnlimitedSeconds ? INT64_MAX : now + pj.time_limit_s;
+      auto& allowed = pj.shape.allowed;
+      allowed.erase(std::remove_if(allowed.begin(), allowed.end(),
+                                   [&](int n) { return ReservationBlocksNode(n, now, t1, job); }),
+                    allowed.end());
+      // An empty list means "the whole partition" to the planner: a job that no node may take
+      // now waits, with the reservation's reason.
+      if (allowed.empty()) {
+        std::string why = ReservationPendingReason(job, now);
+        c.job->set_reason(why.empty() ? "Resources" : why);
+        continue;
+      }
+    }
     in.pending.push_back(std::move(pj));
   }
   if (in.params.enabled) {
@@ -269,12 +284,28 @@ void Controller::RunPlanner(bool with_backfill) {
     pb::JobRecord* job = FindJob(d.job_id);
     if (!job) continue;
     job->set_reason(std::string(sched::ReasonName(d.reason)));
+    if (d.reason == sched::PendingReason::kResources)
+      if (std::string why = ReservationPendingReason(*job, now); !why.empty()) job->set_reason(why);
     job->set_last_sched_eval(now);
     if (!in.params.enabled) continue;  // expected starts come from backfill passes only
     job->set_expected_start(d.start_time ? *d.start_time : 0);
     std::vector<std::string> names;
     for (int idx : d.planned_nodes) names.push_back(nodes_[idx].rec.name());
     job->set_sched_nodes(names.empty() ? "" : Compress(names));
+  }
+  // A job blocked for resources may preempt lower-tier jobs (preempt/partition_prio).
+  if (preempt_.type != sched::PreemptType::kNone) {
+    std::unordered_map<uint32_t, int> blocked;
+    for (const auto& d : plan.pending)
+      if (d.reason == sched::PendingReason::kResources) blocked[d.job_id] = -1;
+    for (const Candidate& c : candidates)
+      if (auto b = blocked.find(c.job->job_id()); b != blocked.end()) b->second = c.partition;
+    for (const auto& d : plan.pending) {
+      auto b = blocked.find(d.job_id);
+      if (b == blocked.end() || b->second < 0) continue;
+      pb::JobRecord* job = FindJob(d.job_id);
+      if (job && TryPreemption(*job, b->second, now)) break;
+    }
   }
   for (pb::JobRecord* job : ended) {
     RemovePending(*job);

@@ -81,13 +81,13 @@ std::string FormatPreemptMode(const PreemptMode& m) {
   return out;
 }
 
-PreemptMode EffectiveMode(const PreemptConfig& cfg, const RunningJob& v) {
+PreemptMode EffectiveMode(const PreemptConfig& cfg, const PreemptibleJob& v) {
   if (cfg.type == PreemptType::kPartitionPrio && v.partition_mode) return *v.partition_mode;
   if (cfg.type == PreemptType::kQos && v.qos_mode) return *v.qos_mode;
   return cfg.cluster_mode;
 }
 
-bool CanPreempt(const PreemptConfig& cfg, const PreemptorJob& job, const RunningJob& v,
+bool CanPreempt(const PreemptConfig& cfg, const PreemptorJob& job, const PreemptibleJob& v,
                 int64_t now) {
   if (cfg.type == PreemptType::kNone || v.suspended || v.job_id == job.job_id) return false;
   PreemptMode mode = EffectiveMode(cfg, v);
@@ -107,14 +107,14 @@ bool CanPreempt(const PreemptConfig& cfg, const PreemptorJob& job, const Running
   return true;
 }
 
-std::vector<const RunningJob*> PreemptionCandidates(const PreemptConfig& cfg,
-                                                    const PreemptorJob& job,
-                                                    const std::vector<RunningJob>& running,
-                                                    int64_t now) {
-  std::vector<const RunningJob*> out;
+std::vector<const PreemptibleJob*> PreemptionCandidates(const PreemptConfig& cfg,
+                                                        const PreemptorJob& job,
+                                                        const std::vector<PreemptibleJob>& running,
+                                                        int64_t now) {
+  std::vector<const PreemptibleJob*> out;
   for (const auto& r : running)
     if (CanPreempt(cfg, job, r, now)) out.push_back(&r);
-  std::stable_sort(out.begin(), out.end(), [&](const RunningJob* a, const RunningJob* b) {
+  std::stable_sort(out.begin(), out.end(), [&](const PreemptibleJob* a, const PreemptibleJob* b) {
     if (cfg.type == PreemptType::kQos) {
       if (a->qos_priority != b->qos_priority) return a->qos_priority < b->qos_priority;
     } else if (a->partition_tier != b->partition_tier) {
@@ -128,15 +128,15 @@ std::vector<const RunningJob*> PreemptionCandidates(const PreemptConfig& cfg,
 }
 
 std::optional<PreemptPlan> PlanPreemption(const PreemptConfig& cfg, const PreemptorJob& job,
-                                          const std::vector<RunningJob>& running, int64_t now,
+                                          const std::vector<PreemptibleJob>& running, int64_t now,
                                           const FitsFn& fits) {
   if (fits({})) return PreemptPlan{};
   if (cfg.type == PreemptType::kNone) return std::nullopt;
   auto cands = PreemptionCandidates(cfg, job, running, now);
-  std::vector<const RunningJob*> chosen;
+  std::vector<const PreemptibleJob*> chosen;
   std::vector<uint32_t> ids;
   bool ok = false;
-  for (const RunningJob* c : cands) {
+  for (const PreemptibleJob* c : cands) {
     chosen.push_back(c);
     ids.push_back(c->job_id);
     if (fits(ids)) {
@@ -157,7 +157,7 @@ std::optional<PreemptPlan> PlanPreemption(const PreemptConfig& cfg, const Preemp
     }
   }
   PreemptPlan plan;
-  for (const RunningJob* c : chosen) {
+  for (const PreemptibleJob* c : chosen) {
     Victim v;
     v.job_id = c->job_id;
     PreemptMode mode = EffectiveMode(cfg, *c);

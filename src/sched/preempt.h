@@ -47,7 +47,7 @@ struct PreemptorJob {
   bool qos_within = false;               // its QOS has PreemptMode WITHIN
 };
 
-struct RunningJob {
+struct PreemptibleJob {
   uint32_t job_id = 0;
   uint32_t partition_tier = 1;
   std::string qos;
@@ -66,13 +66,13 @@ struct RunningJob {
 
 // The mode a running job is preempted with: partition's (partition_prio) or QOS's (qos), else
 // the cluster's.
-PreemptMode EffectiveMode(const PreemptConfig& cfg, const RunningJob& victim);
+PreemptMode EffectiveMode(const PreemptConfig& cfg, const PreemptibleJob& victim);
 
 // Whether `job` may preempt `victim` under the configured plugin: partition_prio needs a
 // strictly higher tier; qos needs the victim's QOS in the preemptor's Preempt= list (or the
 // same QOS with WITHIN). Never when the victim's mode is OFF, when a CANCEL/REQUEUE victim has
 // run less than PreemptExemptTime, or when it is already suspended.
-bool CanPreempt(const PreemptConfig& cfg, const PreemptorJob& job, const RunningJob& victim,
+bool CanPreempt(const PreemptConfig& cfg, const PreemptorJob& job, const PreemptibleJob& victim,
                 int64_t now);
 
 struct Victim {
@@ -96,10 +96,10 @@ struct PreemptPlan {
 // The running jobs `job` may preempt, in the order Slurm tries them: lowest partition tier
 // (partition_prio) or lowest QOS priority (qos) first; then youngest (latest start) first with
 // preempt_youngest_first, else smaller jobs first, then youngest; job id breaks ties.
-std::vector<const RunningJob*> PreemptionCandidates(const PreemptConfig& cfg,
-                                                    const PreemptorJob& job,
-                                                    const std::vector<RunningJob>& running,
-                                                    int64_t now);
+std::vector<const PreemptibleJob*> PreemptionCandidates(const PreemptConfig& cfg,
+                                                        const PreemptorJob& job,
+                                                        const std::vector<PreemptibleJob>& running,
+                                                        int64_t now);
 
 // fits(ids) says whether the pending job could start if the jobs with these ids were gone.
 using FitsFn = std::function<bool(const std::vector<uint32_t>& freed)>;
@@ -109,7 +109,7 @@ using FitsFn = std::function<bool(const std::vector<uint32_t>& freed)>;
 // and low-priority jobs are preferred. nullopt when preemption is off or even all candidates
 // are not enough. An empty plan means the job fits without preempting.
 std::optional<PreemptPlan> PlanPreemption(const PreemptConfig& cfg, const PreemptorJob& job,
-                                          const std::vector<RunningJob>& running, int64_t now,
+                                          const std::vector<PreemptibleJob>& running, int64_t now,
                                           const FitsFn& fits);
 
 // A simple capacity model for callers without a placement engine (and for tests): per-node

@@ -385,15 +385,20 @@ def _check_binaries():
 
 @pytest.fixture
 def cluster(request):
-    """Factory: cluster(nodes=4, conf=["SlurmdTimeout=5"], cpus=None, memory=None)."""
+    """Factory: cluster(nodes=4, conf=["SlurmdTimeout=5"], cpus=None, memory=None,
+    etc_files={"topology.conf": "..."})."""
     if os.geteuid() != 0:
         pytest.skip("integration tests run as root (jobs run as other users)")
     _check_binaries()
     created = []
 
-    def make(nodes=4, conf=(), cpus=None, memory=None, timeout=30):
+    def make(nodes=4, conf=(), cpus=None, memory=None, timeout=30, etc_files=None):
         c = Cluster(nodes, conf, cpus, memory, timeout)
         created.append(c)
+        # Files next to slurm.conf (topology.conf, ...): there before the daemons read them.
+        for name, text in (etc_files or {}).items():
+            (c.dir / "etc").mkdir(exist_ok=True)
+            (c.dir / "etc" / name).write_text(text)
         return c.start()
 
     yield make

@@ -220,3 +220,41 @@ def test_sprio_refuses_priority_basic(cluster):
     r = c.run(["sprio"], check=False)
     assert r.returncode != 0
     assert "You are not running a supported priority plugin" in r.stderr
+
+
+def _preempt_cluster(cluster, mode):
+    return cluster(nodes=1, cpus=1, conf=[
+        "PreemptType=preempt/partition_prio", f"PreemptMode={mode}", "KillWait=1",
+        "PartitionName=low Nodes=ALL Default=YES PriorityTier=1",
+        "PartitionName=high Nodes=ALL PriorityTier=10"])
+
+
+def test_high_tier_job_preempts_and_requeues_a_low_tier_job(cluster):
+    c = _preempt_cluster(cluster, "REQUEUE")
+    low = c.sbatch(["--wrap", "sleep 300"])
+    c.wait_job(low, "RUNNING")
+    high = c.sbatch(["-p", "high", "--wrap", "sleep 2"])
+    c.wait_job(high, "RUNNING", timeout=20)
+    job = c.show_job(low)
+    assert job["JobState"] == "PENDING"
+    assert job["Restarts"] == "1"
+    assert job.get("PreemptTime", "None") != "None"
+    assert c.wait_job(high) == "COMPLETED"
+    # Requeued, it runs again once the high-tier job is done.
+    c.wait_job(low, "RUNNING", timeout=20)
+    c.run(["scancel", str(low)])
+
+
+def test_cancel_mode_preemption_ends_the_low_tier_job_preempted(cluster):
+    c = _preempt_cluster(cluster, "CANCEL")
+    low = c.sbatch(["--wrap", "sleep 300"])
+    c.wait_job(low, "RUNNING")
+    high = c.sbatch(["-p", "high", "--wrap", "true"])
+    assert c.wait_job(low, timeout=20) == "PREEMPTED"
+    assert c.wait_job(high) == "COMPLETED"
+    # Equal tiers never preempt each other.
+    other = c.sbatch(["--wrap", "sleep 300"])
+    c.wait_job(other, "RUNNING")
+    same = c.sbatch(["--wrap", "true"])
+    time.sleep(3)
+    assert c.job_state(other) == "RUNNING" and c.job_state(same) == "PENDING"

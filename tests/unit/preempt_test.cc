@@ -22,8 +22,8 @@ TEST(PreemptTest, ParsesTypeAndMode) {
   EXPECT_FALSE(ParsePreemptMode("bogus").ok());
 }
 
-RunningJob Job(uint32_t id, uint32_t tier, int64_t start, uint32_t nodes = 1) {
-  RunningJob j;
+PreemptibleJob Job(uint32_t id, uint32_t tier, int64_t start, uint32_t nodes = 1) {
+  PreemptibleJob j;
   j.job_id = id;
   j.partition_tier = tier;
   j.start_time = start;
@@ -36,8 +36,8 @@ TEST(PreemptTest, PartitionPrioCandidatesAndOrder) {
   cfg.type = PreemptType::kPartitionPrio;
   cfg.cluster_mode.action = PreemptAction::kRequeue;
   PreemptorJob hi{100, 10, "", {}, false};
-  std::vector<RunningJob> run = {Job(1, 1, 100), Job(2, 1, 200), Job(3, 5, 300), Job(4, 10, 400),
-                                 Job(5, 1, 150, 4)};
+  std::vector<PreemptibleJob> run = {Job(1, 1, 100), Job(2, 1, 200), Job(3, 5, 300),
+                                     Job(4, 10, 400), Job(5, 1, 150, 4)};
   run[2].partition_mode = PreemptMode{PreemptAction::kOff, false, false};
   auto c = PreemptionCandidates(cfg, hi, run, 1000);
   std::vector<uint32_t> ids;
@@ -63,18 +63,18 @@ TEST(PreemptTest, QosPreemptList) {
   cfg.type = PreemptType::kQos;
   cfg.cluster_mode.action = PreemptAction::kCancel;
   PreemptorJob job{100, 1, "high", {"low", "scavenger"}, false};
-  RunningJob a = Job(1, 1, 10);
+  PreemptibleJob a = Job(1, 1, 10);
   a.qos = "low";
   a.qos_priority = 10;
-  RunningJob b = Job(2, 1, 20);
+  PreemptibleJob b = Job(2, 1, 20);
   b.qos = "scavenger";
   b.qos_priority = 0;
-  RunningJob c = Job(3, 1, 30);
+  PreemptibleJob c = Job(3, 1, 30);
   c.qos = "normal";
-  RunningJob d = Job(4, 1, 40);
+  PreemptibleJob d = Job(4, 1, 40);
   d.qos = "high";
   d.qos_priority = 100;
-  std::vector<RunningJob> run = {a, b, c, d};
+  std::vector<PreemptibleJob> run = {a, b, c, d};
   std::vector<uint32_t> ids;
   for (auto* j : PreemptionCandidates(cfg, job, run, 100)) ids.push_back(j->job_id);
   EXPECT_EQ(ids, (std::vector<uint32_t>{2, 1}));
@@ -91,7 +91,7 @@ TEST(PreemptTest, PlansMinimalVictimSetWithCapacityModel) {
   PreemptorJob hi{100, 10, "", {}, false};
   // 2 nodes, 4 CPUs each, full. Job 1 (1 CPU on node 0) and job 2 (2 CPUs on node 0) are small
   // and young; job 3 holds all of node 1. The pending job needs one node with 4 CPUs.
-  std::vector<RunningJob> run = {Job(1, 1, 500), Job(2, 1, 400), Job(3, 1, 100, 1)};
+  std::vector<PreemptibleJob> run = {Job(1, 1, 500), Job(2, 1, 400), Job(3, 1, 100, 1)};
   run[0].requeue = true;
   run[1].requeue = true;
   run[2].requeue = false;  // cannot be requeued: cancelled instead
@@ -136,7 +136,7 @@ TEST(PreemptTest, SuspendKeepsMemoryAndGpus) {
   cfg.type = PreemptType::kPartitionPrio;
   cfg.cluster_mode = {PreemptAction::kSuspend, true, false};
   PreemptorJob hi{100, 10, "", {}, false};
-  std::vector<RunningJob> run = {Job(1, 1, 500)};
+  std::vector<PreemptibleJob> run = {Job(1, 1, 500)};
   std::vector<JobHolding> hold = {{1, 0, 4, 1000, 1}};
   std::vector<NodeCapacity> free = {{0, 1000, 0}};
   // CPUs come back on suspension, memory and GPUs do not.
