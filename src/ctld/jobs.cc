@@ -531,6 +531,49 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
           next.set_eligible_time(*t);
         } else if (key == "requeue") {
           next.set_requeue(value == "1" || value == "yes");
+        } else if (key == "dependency") {
+          if (job->state() != pb::JOB_PENDING) {
+            status = Error(ErrorCode::kJobNotPending, "Job is no longer pending execution");
+            break;
+          }
+          if (!value.empty()) {
+            auto dep = sched::ParseDependency(value);
+            if (!dep) {
+              status = InvalidArgument(dep.error());
+              break;
+            }
+            for (const auto& term : dep->terms) {
+              if (term.type == sched::DepType::kSingleton) continue;
+              if (term.job_id == job->job_id() ||
+                  (!FindJob(term.job_id) && !array_tasks_.count(term.job_id))) {
+                status = InvalidArgument("Job dependency problem");
+                break;
+              }
+            }
+            if (!status.ok()) break;
+          }
+          next.mutable_spec()->set_dependency(value);
+        } else if (key == "arraytaskthrottle") {
+          if (job->array_task_id() == kNoArrayTask) {
+            status = InvalidArgument("Job is not an array job: ArrayTaskThrottle");
+            break;
+          }
+          char* end = nullptr;
+          unsigned long limit = std::strtoul(value.c_str(), &end, 10);
+          if (value.empty() || *end) {
+            status = InvalidArgument("Invalid ArrayTaskThrottle value: " + value);
+            break;
+          }
+          // The throttle lives in the array expression every task keeps ("0-99%4").
+          std::string array = next.spec().array().substr(0, next.spec().array().find('%'));
+          next.mutable_spec()->set_array(limit ? array + "%" + std::to_string(limit) : array);
+        } else if (key == "deadline") {
+          auto t = ParseBeginTime(value, Now());
+          if (!t) {
+            status = InvalidArgument("Invalid Deadline value: " + value);
+            break;
+          }
+          next.mutable_spec()->set_deadline(*t);
         } else {
           status = InvalidArgument("Update of " + key_raw + " is not supported");
           break;
@@ -723,6 +766,8 @@ void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respon
     FinishJob(*job, pb::JOB_NODE_FAIL, now);
   } else if (job->state() == pb::JOB_PREEMPTED) {
     FinishJob(*job, pb::JOB_PREEMPTED, now);
+  } else if (job->state() == pb::JOB_DEADLINE) {
+    FinishJob(*job, pb::JOB_DEADLINE, now);
   } else if (req.oom()) {
     FinishJob(*job, pb::JOB_OUT_OF_MEMORY, now);
     job->set_reason("OutOfMemory");
@@ -746,6 +791,12 @@ void Controller::CheckTimeLimits(int64_t now) {
   std::vector<pb::JobRecord*> changed;
   for (auto& [id, job] : jobs_) {
     if (job.state() != pb::JOB_RUNNING || job.completing()) continue;
+    // --deadline: a running job is ended when the deadline passes (state DEADLINE).
+    if (job.spec().deadline() > 0 && now >= job.spec().deadline()) {
+      TerminateRunning(job, pb::JOB_DEADLINE, "deadline");
+      changed.push_back(&job);
+      continue;
+    }
     if (job.time_limit() == kTimeInfinite || job.time_limit() == kTimeNoVal) continue;
     int64_t end = job.start_time() + int64_t(job.time_limit()) * 60;
     // --signal=[B:]SIG@TIME: warn the job TIME seconds before its limit, once.

@@ -112,6 +112,7 @@ void Controller::RunPlanner(bool with_backfill) {
 
   std::unordered_map<uint32_t, uint32_t> array_admitted;  // throttled arrays: running + admitted
   std::vector<pb::JobRecord*> ended;                      // cancelled by kill_invalid_depend
+  std::vector<pb::JobRecord*> deadline_passed;            // can no longer meet --deadline
   struct Candidate {
     sched::SchedOrderKey key;
     pb::JobRecord* job;
@@ -124,6 +125,19 @@ void Controller::RunPlanner(bool with_backfill) {
     pb::JobRecord* job = FindJob(it->second);
     ++it;
     if (!job || job->held()) continue;
+    // --deadline: a job that can no longer end in time is removed (state DEADLINE).
+    if (job->spec().deadline() > 0) {
+      uint32_t minutes = job->spec().time_min() != kTimeNoVal && job->spec().time_min() != 0
+                             ? job->spec().time_min()
+                             : job->time_limit();
+      int64_t earliest_end = std::max(now, job->eligible_time()) +
+                             (minutes == kTimeInfinite ? int64_t(1) << 40 : int64_t(minutes) * 60);
+      if (earliest_end > job->spec().deadline()) {
+        job->set_reason("DeadLine");
+        deadline_passed.push_back(job);
+        continue;
+      }
+    }
     if (job->eligible_time() > now) {
       job->set_reason("BeginTime");
       continue;
@@ -311,6 +325,11 @@ void Controller::RunPlanner(bool with_backfill) {
     RemovePending(*job);
     FinishJob(*job, pb::JOB_CANCELLED, now);
     started.push_back(job);  // persisted with the others; not launched (not RUNNING)
+  }
+  for (pb::JobRecord* job : deadline_passed) {
+    RemovePending(*job);
+    FinishJob(*job, pb::JOB_DEADLINE, now);
+    started.push_back(job);
   }
   if (started.empty()) return;
   std::vector<pb::JournalRecord> recs;

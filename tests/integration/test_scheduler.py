@@ -258,3 +258,35 @@ def test_cancel_mode_preemption_ends_the_low_tier_job_preempted(cluster):
     same = c.sbatch(["--wrap", "true"])
     time.sleep(3)
     assert c.job_state(other) == "RUNNING" and c.job_state(same) == "PENDING"
+
+
+def test_scontrol_update_throttle_dependency_and_deadline(cluster):
+    c = cluster(nodes=1, cpus=4)
+    array = c.sbatch(["--array=1-4%1", "--wrap", "sleep 20"])
+    wait_until(lambda: len(c.run(["squeue", "-h", "-r", "-t", "R"]).stdout.split("\n")) >= 1 and
+               c.run(["squeue", "-h", "-r", "-t", "R", "-o", "%i"]).stdout.strip(), 10, "a task")
+    time.sleep(1)
+    assert len(c.run(["squeue", "-h", "-r", "-t", "R", "-o", "%i"]).stdout.split()) == 1
+    c.run(["scontrol", "update", f"JobId={array}", "ArrayTaskThrottle=3"])
+    wait_until(lambda: len(c.run(["squeue", "-h", "-r", "-t", "R", "-o", "%i"]).stdout.split())
+               == 3, 10, "three tasks running")
+    c.run(["scancel", str(array)])
+
+    first = c.sbatch(["--wrap", "sleep 30"])
+    second = c.sbatch(["--hold", "--wrap", "true"])
+    c.run(["scontrol", "update", f"JobId={second}", f"Dependency=afterok:{first}"])
+    c.run(["scontrol", "release", str(second)])
+    wait_until(lambda: c.show_job(second)["Reason"] == "Dependency", 10, "Dependency reason")
+    c.run(["scancel", str(first)])
+    wait_until(lambda: c.show_job(second)["Reason"] == "DependencyNeverSatisfied", 10,
+               "DependencyNeverSatisfied")
+    r = c.run(["scontrol", "update", f"JobId={second}", "Dependency=afterok:999999"],
+              check=False)
+    assert r.returncode != 0
+    c.run(["scancel", str(second)])
+
+    # A ten-minute job cannot end before a deadline one minute away: it is removed.
+    late = c.sbatch(["-t", "10", "--deadline=now+1minute", "--wrap", "true"])
+    assert c.wait_job(late, timeout=15) == "DEADLINE"
+    on_time = c.sbatch(["-t", "1", "--deadline=now+1hour", "--wrap", "true"])
+    assert c.wait_job(on_time) == "COMPLETED"
