@@ -732,10 +732,12 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       if (!n) return SbatchError("Invalid --switches specification: " + value);
       spec.set_switches(static_cast<uint32_t>(*n));
       if (!wait.empty()) {
-        auto minutes = ParseTimeLimit(wait);
-        if (!minutes.ok() || *minutes == kTimeNoVal)
+        auto seconds = ParseDurationSeconds(wait);
+        if (!seconds.ok() || *seconds < 0)
           return SbatchError("Invalid --switches specification: " + value);
-        spec.set_switches_wait_s(*minutes == kTimeInfinite ? 0xffffffffu : *minutes * 60);
+        // Stored +1 so that an explicit "@0" (do not wait) differs from "not given" (0).
+        spec.set_switches_wait_s(static_cast<uint32_t>(std::min<int64_t>(*seconds, 0xfffffffe)) +
+                                 1);
       }
       break;
     }

@@ -219,7 +219,7 @@ void Controller::LoadState() {
     IndexArrayTask(job);
     if (job.state() == pb::JOB_PENDING) AddPending(job);
     // Resources stay allocated to running and completing jobs until their nodes report back.
-    if (job.state() == pb::JOB_RUNNING || job.completing()) RebookAfterRestart(job);
+    if (HoldsNodes(job)) RebookAfterRestart(job);
   }
   // Nodes get a full SlurmdTimeout from now to re-register before they are declared down.
   auto steady = std::chrono::duration_cast<std::chrono::seconds>(
@@ -446,8 +446,8 @@ void Controller::Tick() {
   int64_t now = Now();
   // PriorityCalcPeriod (minutes, default 5): ages and fair-share move slowly.
   int64_t calc_period = 300;
-  if (auto m = ParseTimeLimit(conf_.Get("PriorityCalcPeriod", "5")); m && *m != kTimeNoVal &&
-                                                                       *m != kTimeInfinite)
+  if (auto m = ParseTimeLimit(conf_.Get("PriorityCalcPeriod", "5"));
+      m && *m != kTimeNoVal && *m != kTimeInfinite)
     calc_period = std::max<int64_t>(int64_t(*m) * 60, 1);
   if (now - last_priority_calc_ >= calc_period) RecomputePriorities(now);
   CheckTimeLimits(now);

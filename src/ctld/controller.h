@@ -43,6 +43,11 @@ inline bool InPartitionList(const std::string& list, const std::string& name) {
   return false;
 }
 
+// Whether a job holds resources on its nodes: running, suspended, or ending.
+inline bool HoldsNodes(const pb::JobRecord& job) {
+  return job.state() == pb::JOB_RUNNING || job.state() == pb::JOB_SUSPENDED || job.completing();
+}
+
 struct ControllerOptions {
   std::string conf_path;
   bool clear_state = false;  // -c: start with no jobs
@@ -143,6 +148,11 @@ class Controller {
   void SyncNodeAllocation(int idx);
   std::vector<std::string> GpuEnvironment(const pb::JobRecord& job) const;
   std::string GresUsedOf(int idx) const;
+  // scontrol suspend/resume and PreemptMode=SUSPEND: SIGSTOP/SIGCONT, CPUs lent out meanwhile.
+  void SuspendJob(pb::JobRecord& job);
+  void ResumeJob(pb::JobRecord& job);
+  void SignalJobNodes(const pb::JobRecord& job, int signal);
+  void ResumePreemptedJobs();
 
   // --- priority (priority.cc)
   void LoadSchedulingConfig();

@@ -662,6 +662,31 @@ pb::Response Controller::ControlJob(const pb::Credential& cred, const pb::JobCon
           }
           break;
         }
+        case A::SUSPEND:
+        case A::RESUME: {
+          // Only administrators suspend and resume jobs, as in Slurm.
+          if (!admin) {
+            *out->add_results() = Fail(id, ErrorCode::kAccessDenied, "Access/permission denied");
+            continue;
+          }
+          bool suspend = req.action() == A::SUSPEND;
+          if (suspend && (job->state() != pb::JOB_RUNNING || job->completing())) {
+            *out->add_results() =
+                Fail(id, ErrorCode::kTransitionState,
+                     job->state() == pb::JOB_PENDING ? "Job is pending execution"
+                                                     : "Job/step already completing or completed");
+            continue;
+          }
+          if (!suspend && job->state() != pb::JOB_SUSPENDED) {
+            *out->add_results() = Fail(id, ErrorCode::kTransitionState, "Job is not suspended");
+            continue;
+          }
+          if (suspend)
+            SuspendJob(*job);
+          else
+            ResumeJob(*job);
+          break;
+        }
         case A::TOP: {
           if (job->state() != pb::JOB_PENDING) {
             *out->add_results() =
@@ -798,7 +823,7 @@ void Controller::CheckTimeLimits(int64_t now) {
       continue;
     }
     if (job.time_limit() == kTimeInfinite || job.time_limit() == kTimeNoVal) continue;
-    int64_t end = job.start_time() + int64_t(job.time_limit()) * 60;
+    int64_t end = job.start_time() + int64_t(job.time_limit()) * 60 + job.suspended_secs();
     // --signal=[B:]SIG@TIME: warn the job TIME seconds before its limit, once.
     if (job.spec().warn_signal() && !job.warn_signal_sent() &&
         now >= end - int64_t(job.spec().warn_time())) {

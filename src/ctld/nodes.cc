@@ -98,7 +98,7 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
     views_[idx].exclusive_user = old.exclusive_user;
     views_[idx].exclusive_user_jobs = old.exclusive_user_jobs;
     for (const auto& [id, job] : jobs_) {
-      if (job.state() != pb::JOB_RUNNING && !job.completing()) continue;
+      if (!HoldsNodes(job)) continue;
       sched::Placement p = PlacementOf(job);
       for (size_t k = 0; k < p.nodes.size(); ++k)
         if (p.nodes[k] == idx && k < p.gres.size()) sched::BookGres(views_[idx].gres, p.gres[k]);
@@ -142,7 +142,7 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   std::vector<pb::JobRecord*> failed;
   for (auto& [id, job] : jobs_) {
     if (job.batch_host() != req.name()) continue;
-    bool active = job.state() == pb::JOB_RUNNING || job.completing();
+    bool active = HoldsNodes(job);
     if (!active) continue;
     if (known.count(id)) continue;
     if (!job.launch_acked() && job.state() == pb::JOB_RUNNING && !job.completing()) {
@@ -153,8 +153,7 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   }
   for (uint32_t id : known) {
     pb::JobRecord* job = FindJob(id);
-    bool ours = job && job->batch_host() == req.name() &&
-                (job->state() == pb::JOB_RUNNING || job->completing());
+    bool ours = job && job->batch_host() == req.name() && HoldsNodes(*job);
     if (!ours) out->add_unknown_job_ids(id);
   }
   respond(resp);
@@ -225,7 +224,7 @@ void Controller::NodeFailed(int node_index, const std::string& reason) {
   node.down_not_responding = reason == "Not responding";
   int64_t now = Now();
   for (auto& [id, job] : jobs_) {
-    bool active = job.state() == pb::JOB_RUNNING || job.completing();
+    bool active = HoldsNodes(job);
     if (!active) continue;
     if (std::find(job.nodes().begin(), job.nodes().end(), node.rec.name()) == job.nodes().end())
       continue;

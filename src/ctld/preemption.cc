@@ -43,8 +43,11 @@ bool Controller::TryPreemption(pb::JobRecord& job, int partition, int64_t now) {
   if (preempt_.type != sched::PreemptType::kPartitionPrio) return false;
   // One preemption at a time: while victims are still ending, their resources are already
   // promised, and picking more would preempt jobs for nothing.
-  for (const auto& [id, other] : jobs_)
+  for (const auto& [id, other] : jobs_) {
     if (other.completing() && other.preempt_time() > 0) return false;
+    // A job suspended for this very job already made room for it.
+    if (other.state() == pb::JOB_SUSPENDED && other.preempted_by() == job.job_id()) return false;
+  }
 
   const Partition& part = partitions_[partition];
   sched::PreemptorJob preemptor;
@@ -91,8 +94,14 @@ bool Controller::TryPreemption(pb::JobRecord& job, int partition, int64_t now) {
     uint32_t kill_wait = conf_.KillWait() + (p ? p->rec.grace_time_s() : 0);
     victim->set_preempt_time(now);
     LogInfo("job %u preempted by job %u (%s)", v.job_id, job.job_id(),
-            v.action == sched::PreemptAction::kRequeue ? "requeue" : "cancel");
-    if (v.action == sched::PreemptAction::kRequeue) {
+            v.action == sched::PreemptAction::kRequeue   ? "requeue"
+            : v.action == sched::PreemptAction::kSuspend ? "suspend"
+                                                         : "cancel");
+    if (v.action == sched::PreemptAction::kSuspend) {
+      SuspendJob(*victim);
+      victim->set_preempted_by(job.job_id());
+      victim->set_reason("Preempted");
+    } else if (v.action == sched::PreemptAction::kRequeue) {
       victim->set_state_desc("requeue");
       TerminateRunning(*victim, pb::JOB_RUNNING, "requeue", kill_wait);
     } else {

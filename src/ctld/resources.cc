@@ -1,6 +1,8 @@
 // The controller's consumable-resource bookkeeping: one sched::NodeView per node (inventory from
 // slurm.conf or the node's registration, allocations booked through sched::Allocate/Release),
 // job shapes parsed once per job, and the translation between placements and job records.
+#include <signal.h>
+
 #include <algorithm>
 
 #include "common/log.h"
@@ -186,9 +188,74 @@ void Controller::BookResources(pb::JobRecord& job, const sched::Placement& place
   job.set_mem_per_node_mb(placement.mem_per_node_mb);
 }
 
+void Controller::SuspendJob(pb::JobRecord& job) {
+  // Suspended jobs keep their memory and GRES (the processes still hold them) and lend their
+  // CPUs out. This is the one booking outside Allocate/Release: it moves CPUs only.
+  sched::Placement p = PlacementOf(job);
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    auto& v = views_[p.nodes[k]];
+    v.alloc_cpus -= std::min(v.alloc_cpus, p.cpus[k]);
+    SyncNodeAllocation(p.nodes[k]);
+  }
+  job.set_cpus_released(true);
+  job.set_state(pb::JOB_SUSPENDED);
+  job.set_suspend_time(Now());
+  SignalJobNodes(job, SIGSTOP);
+}
+
+void Controller::ResumeJob(pb::JobRecord& job) {
+  sched::Placement p = PlacementOf(job);
+  if (job.cpus_released()) {
+    for (size_t k = 0; k < p.nodes.size(); ++k) {
+      views_[p.nodes[k]].alloc_cpus += p.cpus[k];
+      SyncNodeAllocation(p.nodes[k]);
+    }
+  }
+  job.set_cpus_released(false);
+  job.set_state(pb::JOB_RUNNING);
+  job.set_reason("None");
+  job.set_preempted_by(0);
+  if (job.suspend_time() > 0)
+    job.set_suspended_secs(job.suspended_secs() + Now() - job.suspend_time());
+  SignalJobNodes(job, SIGCONT);
+}
+
+void Controller::SignalJobNodes(const pb::JobRecord& job, int signal) {
+  int idx = FindNode(job.batch_host());
+  if (idx < 0) return;
+  pb::Request req;
+  req.mutable_signal_job()->set_job_id(job.job_id());
+  req.mutable_signal_job()->set_signal(signal);
+  SendToNode(idx, req, nullptr);
+}
+
+void Controller::ResumePreemptedJobs() {
+  // A job suspended by preemption resumes once its preemptor is gone and its CPUs are free.
+  for (auto& [id, job] : jobs_) {
+    if (job.state() != pb::JOB_SUSPENDED || job.preempted_by() == 0) continue;
+    const pb::JobRecord* preemptor = FindJob(job.preempted_by());
+    if (preemptor && (preemptor->state() == pb::JOB_RUNNING ||
+                      preemptor->state() == pb::JOB_PENDING || preemptor->completing()))
+      continue;
+    sched::Placement p = PlacementOf(job);
+    bool free = true;
+    for (size_t k = 0; k < p.nodes.size(); ++k) {
+      const auto& v = views_[p.nodes[k]];
+      free &= v.alloc_cpus + p.cpus[k] <= v.cpus * std::max<uint32_t>(v.oversubscribe, 1);
+    }
+    if (!free) continue;
+    LogInfo("job %u resumed after preemption", id);
+    ResumeJob(job);
+    PersistJob(job);
+  }
+}
+
 void Controller::ReleaseResources(const pb::JobRecord& job) {
   int64_t now = Now();
   sched::Placement p = PlacementOf(job);
+  // A suspended job's CPUs were already given back.
+  if (job.cpus_released())
+    for (auto& c : p.cpus) c = 0;
   sched::Release(views_, ShapeOfJob(job), p);
   for (int idx : p.nodes) {
     SyncNodeAllocation(idx);
@@ -198,6 +265,8 @@ void Controller::ReleaseResources(const pb::JobRecord& job) {
 
 void Controller::RebookAfterRestart(const pb::JobRecord& job) {
   sched::Placement p = PlacementOf(job);
+  if (job.cpus_released())
+    for (auto& c : p.cpus) c = 0;
   sched::Allocate(views_, ShapeOfJob(job), p);
   for (int idx : p.nodes) SyncNodeAllocation(idx);
 }

@@ -103,6 +103,7 @@ void Controller::Backfill() { RunPlanner(true); }
 void Controller::RunPlanner(bool with_backfill) {
   int64_t now = Now();
   RefreshAvailability();
+  ResumePreemptedJobs();
   sched::PlanInput in;
   in.now = now;
   in.params = backfill_;
@@ -252,6 +253,13 @@ void Controller::RunPlanner(bool with_backfill) {
         continue;
       }
     }
+    // Topology: a multi-node job is offered its candidates in the topology's order (one leaf
+    // switch or block when possible); PlaceJob takes `allowed` in order.
+    if (job.spec().min_nodes() > 1) {
+      std::vector<int> order = TopologyOrder(
+          job, pj.shape.allowed.empty() ? partitions_[c.partition].node_index : pj.shape.allowed);
+      if (!order.empty()) pj.shape.allowed = std::move(order);
+    }
     in.pending.push_back(std::move(pj));
   }
   if (in.params.enabled) {
@@ -280,6 +288,12 @@ void Controller::RunPlanner(bool with_backfill) {
   for (const auto& start : plan.starts) {
     pb::JobRecord* job = FindJob(start.job_id);
     if (!job) continue;
+    // --switches: a placement over more leaf switches than asked waits, up to max_switch_wait.
+    if (!SwitchesAllowStart(*job, start.placement.nodes, now)) {
+      job->set_reason("Resources");
+      job->set_last_sched_eval(now);
+      continue;
+    }
     // A multi-partition job runs in the partition the planner was given for it.
     if (auto mp = multi_partition.find(job->job_id()); mp != multi_partition.end())
       job->set_partition(partitions_[mp->second].rec.name());

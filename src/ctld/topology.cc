@@ -141,10 +141,10 @@ bool Controller::SwitchesAllowStart(const pb::JobRecord& job,
   leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
   sched::SwitchRequest req;
   req.max_switches = job.spec().switches();
-  // sbatch leaves 0 when no time was given: the cluster's max_switch_wait applies. A time
-  // beyond it (UNLIMITED included) is capped by it, as Slurm documents.
+  // sbatch stores the wait in seconds plus one, and 0 when no time was given: then the
+  // cluster's max_switch_wait applies. A longer wait is capped by it, as Slurm documents.
   uint32_t wait = job.spec().switches_wait_s();
-  req.max_wait_s = wait == 0 || wait == 0xffffffffu ? -1 : static_cast<int64_t>(wait);
+  req.max_wait_s = wait == 0 ? -1 : static_cast<int64_t>(wait) - 1;
   int64_t since = job.eligible_time() ? job.eligible_time() : job.submit_time();
   return sched::SwitchLimitAllowsStart(req, static_cast<uint32_t>(leaves.size()), since, now,
                                        max_switch_wait_);

@@ -290,3 +290,46 @@ def test_scontrol_update_throttle_dependency_and_deadline(cluster):
     assert c.wait_job(late, timeout=15) == "DEADLINE"
     on_time = c.sbatch(["-t", "1", "--deadline=now+1hour", "--wrap", "true"])
     assert c.wait_job(on_time) == "COMPLETED"
+
+
+def test_scontrol_suspend_and_resume(cluster, users, tmp_path):
+    c = cluster(nodes=1, cpus=1)
+    out = tmp_path / "count.out"
+    job = c.sbatch(["-o", str(out), "--wrap",
+                    "i=0; while true; do i=$((i+1)); echo $i > " + str(out) + ".n; sleep 0.2; done"])
+    c.wait_job(job, "RUNNING")
+    counter = tmp_path / "count.out.n"
+    wait_until(lambda: counter.exists() and counter.read_text().strip(), 10, "the job to count")
+    r = c.run(["scontrol", "suspend", str(job)], user=users["shoaltest1"], check=False)
+    assert r.returncode != 0 and "Access/permission denied" in r.stderr
+    c.run(["scontrol", "suspend", str(job)])
+    assert c.job_state(job) == "SUSPENDED"
+    time.sleep(1)
+    frozen = counter.read_text()
+    time.sleep(1.5)
+    assert counter.read_text() == frozen, "a suspended job kept running"
+    # Its CPU is lent out while it is suspended.
+    other = c.sbatch(["--wrap", "true"])
+    assert c.wait_job(other, timeout=20) == "COMPLETED"
+    c.run(["scontrol", "resume", str(job)])
+    assert c.job_state(job) == "RUNNING"
+    wait_until(lambda: counter.read_text() != frozen, 10, "the job to count again")
+    r = c.run(["scontrol", "resume", str(job)], check=False)
+    assert r.returncode != 0
+    c.run(["scancel", str(job)])
+    assert c.wait_job(job) == "CANCELLED"
+
+
+def test_suspend_mode_preemption_suspends_then_resumes(cluster):
+    c = cluster(nodes=1, cpus=1, conf=[
+        "PreemptType=preempt/partition_prio", "PreemptMode=SUSPEND,GANG", "KillWait=1",
+        "PartitionName=low Nodes=ALL Default=YES PriorityTier=1",
+        "PartitionName=high Nodes=ALL PriorityTier=10"])
+    low = c.sbatch(["--wrap", "sleep 300"])
+    c.wait_job(low, "RUNNING")
+    high = c.sbatch(["-p", "high", "--wrap", "sleep 2"])
+    c.wait_job(high, "RUNNING", timeout=20)
+    assert c.job_state(low) == "SUSPENDED"
+    assert c.wait_job(high) == "COMPLETED"
+    c.wait_job(low, "RUNNING", timeout=20)
+    c.run(["scancel", str(low)])
