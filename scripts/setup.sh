@@ -19,7 +19,7 @@ PACKAGES=(
   # toolchain
   build-essential g++ cmake ninja-build pkg-config clang-format
   # libraries
-  libprotobuf-dev protobuf-compiler libasio-dev libssl-dev nlohmann-json3-dev libspdlog-dev
+  libprotobuf-dev protobuf-compiler libasio-dev nettle-dev nlohmann-json3-dev libspdlog-dev
   libfmt-dev libsqlite3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest python3-pytest-timeout

@@ -81,3 +81,20 @@ TEST(Auth, PathsFromAuthInfo) {
 
 }  // namespace
 }  // namespace shoal
+
+// FIPS 180-2 known answers: the digest credentials bind bodies with.
+TEST(Auth, Sha256KnownAnswers) {
+  auto hex = [](const std::string& bytes) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : bytes) {
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+    return out;
+  };
+  EXPECT_EQ(hex(shoal::Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(shoal::Sha256("")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
