@@ -129,3 +129,13 @@ def test_malformed_topology_conf_stops_the_controller(cluster):
     assert r.returncode != 0
     log = (c.log_dir / "shoalctld.log").read_text(errors="replace")
     assert f"{topo}: cannot read" in r.stderr + log
+
+
+def test_block_topology_keeps_a_job_inside_one_block(cluster):
+    blocks = "BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\nBlockSizes=2\n"
+    c = cluster(nodes=4, cpus=1, conf=["TopologyPlugin=topology/block"],
+                etc_files={"topology.conf": blocks})
+    # n1 busy: plain order would give n2+n3 across the two blocks; b2 alone has room.
+    hold_node(c, "n1")
+    job = c.sbatch(["-N2", "--wrap", "sleep 300"])
+    assert wait_until(lambda: running_on(c, job), 20, f"job {job} to start") == "n[3-4]"
