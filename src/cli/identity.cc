@@ -33,4 +33,25 @@ std::string GroupNameOf(uint32_t gid) {
   return name;
 }
 
+bool UidOfUser(const std::string& text, uint32_t* uid) {
+  struct passwd pw;
+  struct passwd* res = nullptr;
+  char buf[4096];
+  if (getpwnam_r(text.c_str(), &pw, buf, sizeof buf, &res) == 0 && res) {
+    *uid = pw.pw_uid;
+    return true;
+  }
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      text.size() > 10) {
+    return false;
+  }
+  unsigned long long n = std::strtoull(text.c_str(), nullptr, 10);
+  if (n > 0xffffffffull) return false;
+  if (getpwuid_r(static_cast<uid_t>(n), &pw, buf, sizeof buf, &res) == 0 && res) {
+    *uid = static_cast<uint32_t>(n);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace shoal::cli

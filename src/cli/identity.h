@@ -11,4 +11,8 @@ namespace shoal::cli {
 std::string UserNameOf(uint32_t uid);
 std::string GroupNameOf(uint32_t gid);
 
+// A user name or number (-u of squeue and sprio); a number must belong to an existing user, as
+// in Slurm. False when neither resolves.
+bool UidOfUser(const std::string& text, uint32_t* uid);
+
 }  // namespace shoal::cli

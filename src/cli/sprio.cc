@@ -80,28 +80,6 @@ std::string UnsupportedPluginText(const std::string& type) {
          ").\nOnly 'priority/multifactor' is supported.\n";
 }
 
-// A user name or number; the number must belong to an existing user (Slurm's uid_from_string).
-bool ResolveUser(const std::string& text, uint32_t* uid) {
-  struct passwd pw;
-  struct passwd* res = nullptr;
-  char buf[4096];
-  if (getpwnam_r(text.c_str(), &pw, buf, sizeof buf, &res) == 0 && res) {
-    *uid = pw.pw_uid;
-    return true;
-  }
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-      text.size() > 10) {
-    return false;
-  }
-  unsigned long long n = std::strtoull(text.c_str(), nullptr, 10);
-  if (n > 0x7fffffffull) return false;
-  if (getpwuid_r(static_cast<uid_t>(n), &pw, buf, sizeof buf, &res) == 0 && res) {
-    *uid = static_cast<uint32_t>(n);
-    return true;
-  }
-  return false;
-}
-
 // The weights sprio falls back on when the controller sends none: slurm.conf's, which is where
 // Slurm's sprio itself reads them.
 pb::PriorityFactors WeightsFromConf(const SlurmConf& conf) {
@@ -240,7 +218,7 @@ int SprioMain(int argc, char** argv) {
           uint32_t uid = 0;
           // Slurm reports the bad name (its message ends in "\n", hence the blank line) and
           // goes on with the others.
-          if (ResolveUser(u, &uid)) {
+          if (UidOfUser(u, &uid)) {
             a.filter.uids.push_back(uid);
           } else {
             PrintError("Invalid user: " + u + "\n");

@@ -95,28 +95,6 @@ int Fail(const std::string& msg) {
   return 1;
 }
 
-// A user name or number; the number must belong to an existing user (as in Slurm).
-bool ResolveUser(const std::string& text, uint32_t* uid) {
-  struct passwd pw;
-  struct passwd* res = nullptr;
-  char buf[4096];
-  if (getpwnam_r(text.c_str(), &pw, buf, sizeof buf, &res) == 0 && res) {
-    *uid = pw.pw_uid;
-    return true;
-  }
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-      text.size() > 10) {
-    return false;
-  }
-  unsigned long long n = std::strtoull(text.c_str(), nullptr, 10);
-  if (n > 0xffffffffull) return false;
-  if (getpwuid_r(static_cast<uid_t>(n), &pw, buf, sizeof buf, &res) == 0 && res) {
-    *uid = static_cast<uint32_t>(n);
-    return true;
-  }
-  return false;
-}
-
 struct Args {
   SqueueFormatOptions fmt;
   SqueueFilter filter;
@@ -351,7 +329,7 @@ int SqueueMain(int argc, char** argv) {
   if (!a.users.empty()) {
     for (const std::string& u : fmt::SplitList(a.users)) {
       uint32_t uid = 0;
-      if (!ResolveUser(u, &uid)) return Fail("Invalid user: " + u + "\n");
+      if (!UidOfUser(u, &uid)) return Fail("Invalid user: " + u + "\n");
       a.filter.uids.push_back(uid);
     }
   }

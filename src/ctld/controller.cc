@@ -429,12 +429,7 @@ void Controller::ScheduleTick() {
 }
 
 void Controller::ScheduleBackfill() {
-  // bf_interval (SchedulerParameters, seconds; Slurm's default 30).
-  uint32_t interval = 30;
-  std::string params = conf_.Get("SchedulerParameters");
-  if (auto pos = params.find("bf_interval="); pos != std::string::npos)
-    interval = static_cast<uint32_t>(std::strtoul(params.c_str() + pos + 12, nullptr, 10));
-  backfill_timer_.expires_after(std::chrono::seconds(std::max<uint32_t>(interval, 1)));
+  backfill_timer_.expires_after(std::chrono::seconds(backfill_interval_s_));
   backfill_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
     Backfill();
@@ -444,12 +439,7 @@ void Controller::ScheduleBackfill() {
 
 void Controller::Tick() {
   int64_t now = Now();
-  // PriorityCalcPeriod (minutes, default 5): ages and fair-share move slowly.
-  int64_t calc_period = 300;
-  if (auto m = ParseTimeLimit(conf_.Get("PriorityCalcPeriod", "5"));
-      m && *m != kTimeNoVal && *m != kTimeInfinite)
-    calc_period = std::max<int64_t>(int64_t(*m) * 60, 1);
-  if (now - last_priority_calc_ >= calc_period) RecomputePriorities(now);
+  if (now - last_priority_calc_ >= priority_calc_period_s_) RecomputePriorities(now);
   CheckTimeLimits(now);
   CheckNodeSilence(now);
   PurgeOldJobs(now);

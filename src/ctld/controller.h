@@ -159,6 +159,7 @@ class Controller {
   // Sets job.priority (and the multifactor breakdown) unless held or set by an admin.
   void ComputePriority(pb::JobRecord& job, int64_t now);
   void RecomputePriorities(int64_t now);
+  const sched::PriorityContext& PriorityTotals();  // cached cluster totals (now unset)
   pb::Response QueryPriorities(const pb::PriorityQueryRequest& req);
 
   // --- preemption (preemption.cc)
@@ -274,6 +275,9 @@ class Controller {
   std::vector<sched::PendingDecision> backfill_promises_;  // the last backfill pass's plan
   sched::PreemptConfig preempt_;
   int64_t last_priority_calc_ = 0;
+  int64_t priority_calc_period_s_ = 300;  // PriorityCalcPeriod
+  uint32_t backfill_interval_s_ = 30;     // bf_interval
+  std::optional<sched::PriorityContext> priority_totals_;
   asio::steady_timer backfill_timer_;
   int64_t start_time_ = 0;
 };

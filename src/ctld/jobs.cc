@@ -168,8 +168,8 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     out->set_expected_partition(part->rec.name());
     // The job has no id yet, so its shape is parsed here rather than taken from the cache.
     RefreshAvailability();
-    sched::JobShape shape =
-        ParseShape(job.spec()).ok() ? *ParseShape(job.spec()) : sched::JobShape();
+    auto parsed = ParseShape(job.spec());  // validated above, so this succeeds
+    sched::JobShape shape = parsed ? std::move(*parsed) : sched::JobShape();
     shape.allowed = part->node_index;
     auto placement = sched::PlaceJob(shape, views_);
     if (placement) {

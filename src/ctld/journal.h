@@ -36,7 +36,8 @@ class Journal {
   Journal& operator=(const Journal&) = delete;
 
   // Replays the state through `visit`: the snapshot's content first (as job, node,
-  // next_job_id, reservation and next_resv_id records), then the journal's records in order. Opens the journal for appending.
+  // next_job_id, reservation and next_resv_id records), then the journal's records in order. Opens
+  // the journal for appending.
   Status Open(const RecordVisitor& visit);
 
   // Queues records; `durable` runs on the io_context after they are fdatasync'd. A write

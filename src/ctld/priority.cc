@@ -33,17 +33,22 @@ void Controller::LoadSchedulingConfig() {
     backfill_ = *bf;
   }
   backfill_.enabled = conf_.Get("SchedulerType", "sched/backfill") != "sched/builtin";
+  // bf_interval (seconds, Slurm's default 30) is the controller's timer, not the planner's.
+  std::string params = conf_.Get("SchedulerParameters");
+  if (auto pos = params.find("bf_interval="); pos != std::string::npos)
+    backfill_interval_s_ = std::max<uint32_t>(
+        static_cast<uint32_t>(std::strtoul(params.c_str() + pos + 12, nullptr, 10)), 1);
+  // PriorityCalcPeriod (minutes, default 5): ages and fair-share move slowly.
+  if (auto m = ParseTimeLimit(conf_.Get("PriorityCalcPeriod", "5"));
+      m && *m != kTimeNoVal && *m != kTimeInfinite)
+    priority_calc_period_s_ = std::max<int64_t>(int64_t(*m) * 60, 1);
 }
 
-void Controller::ComputePriority(pb::JobRecord& job, int64_t now) {
-  if (job.held() || job.admin_priority()) return;
-  const auto& s = job.spec();
-  if (priority_.type == sched::PriorityType::kBasic) {
-    job.set_priority(FifoPriority(job.job_id(), s.nice()));
-    return;
-  }
+const sched::PriorityContext& Controller::PriorityTotals() {
+  // Cluster totals change only when nodes are added or resized (InitNodeView resets this), so
+  // a pass over 100,000 pending jobs does not sum 10,000 nodes for each of them.
+  if (priority_totals_) return *priority_totals_;
   sched::PriorityContext ctx;
-  ctx.now = now;
   ctx.total_nodes = std::max<uint32_t>(static_cast<uint32_t>(nodes_.size()), 1);
   uint64_t cpus = 0, mem = 0;
   for (const auto& n : nodes_) {
@@ -55,6 +60,19 @@ void Controller::ComputePriority(pb::JobRecord& job, int64_t now) {
   uint32_t max_factor = 1;
   for (const auto& p : partitions_) max_factor = std::max(max_factor, p.rec.priority_job_factor());
   ctx.max_partition_job_factor = static_cast<uint16_t>(std::min<uint32_t>(max_factor, 0xffff));
+  priority_totals_ = ctx;
+  return *priority_totals_;
+}
+
+void Controller::ComputePriority(pb::JobRecord& job, int64_t now) {
+  if (job.held() || job.admin_priority()) return;
+  const auto& s = job.spec();
+  if (priority_.type == sched::PriorityType::kBasic) {
+    job.set_priority(FifoPriority(job.job_id(), s.nice()));
+    return;
+  }
+  sched::PriorityContext ctx = PriorityTotals();
+  ctx.now = now;
 
   sched::PriorityJob pj;
   pj.job_id = job.job_id();

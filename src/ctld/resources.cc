@@ -26,6 +26,7 @@ uint32_t OversubscribeCount(const std::string& mode, bool* force) {
 
 void Controller::InitNodeView(int idx) {
   const pb::NodeRecord& r = nodes_[idx].rec;
+  priority_totals_.reset();  // the cluster's totals change with its nodes
   if (views_.size() <= static_cast<size_t>(idx)) views_.resize(idx + 1);
   sched::NodeView& v = views_[idx];
   v.cpus = r.cpus();
