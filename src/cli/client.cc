@@ -42,6 +42,32 @@ Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Reque
   return response;
 }
 
+Result<pb::Credential> SignForCaller(const ClientContext& ctx, const std::string& body) {
+  AuthPaths paths = AuthPathsFor(ctx.conf_path, ctx.conf.Get("AuthInfo"));
+  CredentialSource creds(paths.key_file, paths.agent_socket);
+  auto cred = creds.For(body);
+  if (!cred) return Error(ErrorCode::kAuthFailure, "Authentication failure: " + cred.error());
+  return cred;
+}
+
+Result<HeldCall> CallControllerHeld(const ClientContext& ctx, const pb::Request& request,
+                                    int timeout_ms) {
+  std::string body = request.SerializeAsString();
+  auto cred = SignForCaller(ctx, body);
+  if (!cred) return cred.status();
+  auto client = RpcClient::Connect(ControllerAddress(ctx.conf), kCallTimeoutMs);
+  if (!client)
+    return Error(ErrorCode::kUnavailable, "Unable to contact slurm controller (connect failure)");
+  // The longest wait poll() takes (24 days) stands for "as long as it takes".
+  auto response = client->CallRaw(body, *cred, timeout_ms < 0 ? 0x7fffffff : timeout_ms);
+  if (!response)
+    return Error(ErrorCode::kUnavailable,
+                 "Unable to contact slurm controller (" + response.error() + ")");
+  if (response->rc() != 0) return Error(static_cast<ErrorCode>(response->rc()), response->error());
+  HeldCall held{std::move(*client), std::move(*response)};
+  return held;
+}
+
 Result<pb::Response> CallController(const ClientContext& ctx, const pb::Request& request) {
   auto response = CallControllerRaw(ctx, request);
   if (!response) return response;

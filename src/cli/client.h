@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "common/rpc.h"
 #include "common/slurm_conf.h"
 #include "shoal.pb.h"
 
@@ -26,5 +27,18 @@ Result<pb::Response> CallController(const ClientContext& ctx, const pb::Request&
 
 // Same but returns the response even when rc != 0 (for per-job results).
 Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request);
+
+// A call whose connection the caller keeps afterwards (salloc/srun hold their allocation's
+// connection open: the controller ends the allocation when it closes). timeout_ms < 0 waits as
+// long as it takes. A non-zero Response.rc becomes an error, as with CallController.
+struct HeldCall {
+  RpcClient client;
+  pb::Response response;
+};
+Result<HeldCall> CallControllerHeld(const ClientContext& ctx, const pb::Request& request,
+                                    int timeout_ms);
+
+// Signs `body` for the calling user (root: the cluster key; others: the auth agent).
+Result<pb::Credential> SignForCaller(const ClientContext& ctx, const std::string& body);
 
 }  // namespace shoal::cli

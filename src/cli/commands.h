@@ -11,6 +11,8 @@ int SinfoMain(int argc, char** argv);
 int ScancelMain(int argc, char** argv);
 int ScontrolMain(int argc, char** argv);
 int SprioMain(int argc, char** argv);
+int SrunMain(int argc, char** argv);
+int SallocMain(int argc, char** argv);
 // `shoal start|stop|keygen|version|<command>`.
 int ShoalMain(int argc, char** argv);
 

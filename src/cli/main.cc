@@ -17,6 +17,7 @@ constexpr Command kCommands[] = {
     {"sbatch", shoal::cli::SbatchMain},     {"squeue", shoal::cli::SqueueMain},
     {"sinfo", shoal::cli::SinfoMain},       {"scancel", shoal::cli::ScancelMain},
     {"scontrol", shoal::cli::ScontrolMain}, {"sprio", shoal::cli::SprioMain},
+    {"srun", shoal::cli::SrunMain},         {"salloc", shoal::cli::SallocMain},
 };
 
 Entry Find(std::string_view name) {

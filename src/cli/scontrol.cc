@@ -1,4 +1,4 @@
-// scontrol (man scontrol): show job|node|partition|config|hostnames|hostlist|hostlistsorted,
+// scontrol (man scontrol): show job|node|partition|step|config|hostnames|hostlist|hostlistsorted,
 // ping, update NodeName=/JobId=, hold|uhold|release|requeue|requeuehold|suspend|resume|top,
 // version, and an interactive mode reading commands from stdin. Output text comes from
 // scontrol_format.cc; this file does the I/O.
@@ -23,6 +23,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/scontrol_format.h"
+#include "cli/step_format.h"
 #include "common/errors.h"
 #include "common/hostlist.h"
 #include "common/states.h"
@@ -218,6 +219,69 @@ int ShowJob(Session& s, const std::optional<std::string>& id_arg) {
     return 0;
   }
   for (const auto& j : jobs) Out(FormatJob(j, now, s.show, names));
+  return 0;
+}
+
+// scontrol show step [job[.step]]: "123", "123.4", "123.batch", "70_1.0". Messages as Slurm's:
+// "No job steps in the system" (exit 0), "Job step 123.4 not found" (stdout, exit 1),
+// "slurm_get_job_steps error: Invalid job id specified" (stderr, exit 1) for a job it does not
+// know.
+int ShowStep(Session& s, const std::optional<std::string>& id_arg) {
+  const char* kInvalidJob = "slurm_get_job_steps error: Invalid job id specified";
+  std::optional<StepIdSpec> spec;
+  if (id_arg) {
+    auto parsed = ParseStepId(*id_arg);
+    if (!parsed.ok()) {
+      Err(kInvalidJob);
+      return 1;
+    }
+    spec = *parsed;
+  }
+  pb::Request req;
+  pb::StepQueryRequest* q = req.mutable_step_query();
+  if (spec && !spec->array_task) {  // array tasks are found by their array job id: ask for all
+    q->set_job_id(spec->job_id);
+    if (spec->step_id) {
+      q->set_step_id(*spec->step_id);
+      q->set_has_step_id(true);
+    }
+  }
+  auto resp = Call(s, req, "slurm_get_job_steps error");
+  if (!resp) return 1;
+  const pb::StepQueryResponse& sq = resp->step_query();
+  std::vector<StepRef> steps;
+  for (const StepRef& r : CollectSteps(sq))
+    if (!spec || StepMatchesSpec(*r.step, r.job, *spec)) steps.push_back(r);
+  if (steps.empty()) {
+    if (!spec) {
+      OutLine("No job steps in the system");
+      return 0;
+    }
+    // The answer names only jobs with running steps: ask whether the job exists at all.
+    pb::Request jreq;
+    pb::JobQueryRequest* jq = jreq.mutable_job_query();
+    jq->set_include_finished(true);
+    jq->set_omit_script(true);
+    if (!spec->array_task) jq->add_job_ids(spec->job_id);
+    auto jresp = Call(s, jreq, "slurm_get_job_steps error");
+    if (!jresp) return 1;
+    const auto& jobs = jresp->job_query().jobs();
+    bool job_known = std::any_of(jobs.begin(), jobs.end(), [&](const pb::JobRecord& j) {
+      if (spec->array_task)
+        return j.array_job_id() == spec->job_id && j.array_task_id() == *spec->array_task;
+      return j.job_id() == spec->job_id;
+    });
+    if (!job_known) {
+      Err(kInvalidJob);
+      return 1;
+    }
+    OutLine(StepNotFoundMessage(*spec));
+    return 1;
+  }
+  SortStepsForScontrol(steps);
+  std::string out;
+  for (const StepRef& r : steps) out += FormatStepRecord(*r.step, r.job, s.show.one_liner);
+  Out(out);
   return 0;
 }
 
@@ -597,6 +661,7 @@ int Show(Session& s, const std::vector<std::string>& args) {
   if (Abbrev(entity, "jobs", 1)) return ShowJob(s, id);
   if (Abbrev(entity, "nodes", 1)) return ShowNode(s, id);
   if (Abbrev(entity, "partitions", 1)) return ShowPartition(s, id);
+  if (Abbrev(entity, "steps", 2)) return ShowStep(s, id);
   if (Abbrev(entity, "configuration", 1)) return ShowConfig(s);
   if (Abbrev(entity, "topology", 1)) return ShowTopology(s, id);
   if (Abbrev(entity, "reservations", 1) || Abbrev(entity, "reservationname", 1))
@@ -795,7 +860,7 @@ std::string Help() {
          "     version                  display tool version number.\n"
          "\n"
          "  <ENTITY> may be \"config\", \"hostlist\", \"hostlistsorted\", \"hostnames\",\n"
-         "       \"job\", \"node\", \"partition\", \"reservation\" or \"topology\"\n";
+         "       \"job\", \"node\", \"partition\", \"reservation\", \"step\" or \"topology\"\n";
 }
 
 int Dispatch(Session& s, const std::vector<std::string>& words, bool* quit) {

@@ -17,6 +17,7 @@
 #include "cli/format_fields.h"
 #include "cli/identity.h"
 #include "cli/squeue_format.h"
+#include "cli/step_format.h"
 #include "common/hostlist.h"
 
 #ifndef SHOAL_VERSION_STRING
@@ -105,6 +106,7 @@ struct Args {
   bool me = false;
   bool json = false;
   bool steps = false;
+  std::string step_list;  // --steps=<list>
   bool start = false;
   bool verbose = false;
   int iterate = 0;
@@ -125,6 +127,61 @@ void ApplyEnv(Args& a) {
   if (const char* v = env("SQUEUE_QOS")) a.filter.qos = fmt::SplitList(v);
   if (const char* v = env("SQUEUE_NAMES")) a.filter.names = fmt::SplitList(v);
   if (env("SQUEUE_ARRAY")) a.fmt.array_one_per_line = true;
+}
+
+// squeue -s: one StepQuery per iteration; -j, -u, -p and --steps filter, -t does not (as in
+// Slurm).
+int ShowSteps(const Args& a, const ClientContext& ctx) {
+  StepFilter filter;
+  if (!a.step_list.empty()) {
+    auto list = ParseSqueueStepList(a.step_list);
+    if (!list.ok()) return Fail(list.error());
+    filter.steps = std::move(*list);
+  }
+  filter.jobs = a.filter.jobs;
+  filter.uids = a.filter.uids;
+  filter.partitions = a.filter.partitions;
+  SqueueStepOptions opts;
+  opts.format = a.fmt.format;
+  opts.long_format = a.fmt.long_format;
+  opts.no_header = a.fmt.no_header;
+  opts.user_name = a.fmt.user_name;
+
+  pb::Request req;
+  pb::StepQueryRequest* q = req.mutable_step_query();
+  for (uint32_t uid : filter.uids) q->add_uids(uid);
+  bool first_iteration = true;
+  while (true) {
+    std::string out;
+    if (!first_iteration) out += '\n';
+    first_iteration = false;
+    auto resp = CallController(ctx, req);
+    if (!resp.ok()) {
+      Write(stdout, out);
+      std::fflush(stdout);
+      Write(stderr, "slurm_get_job_steps error: " + resp.error() + "\n");
+      if (a.iterate == 0) return 1;
+      sleep(static_cast<unsigned>(a.iterate));
+      continue;
+    }
+    const pb::StepQueryResponse& sq = resp->step_query();
+    int64_t now = sq.server_time() ? sq.server_time() : static_cast<int64_t>(std::time(nullptr));
+    std::vector<StepRef> steps;
+    for (const StepRef& r : CollectSteps(sq))
+      if (StepMatches(*r.step, r.job, filter)) steps.push_back(r);
+    StepListing listing = FormatSqueueSteps(std::move(steps), opts, now);
+    for (const std::string& e : listing.errors) Write(stderr, "squeue: error: " + e + "\n");
+    if (!a.fmt.no_header && (a.iterate || a.verbose || a.fmt.long_output)) {
+      out += fmt::DateLine(static_cast<int64_t>(std::time(nullptr)));
+      out += '\n';
+    }
+    out += listing.text;
+    Write(stdout, out);
+    if (a.iterate == 0) break;
+    std::fflush(stdout);
+    sleep(static_cast<unsigned>(a.iterate));
+  }
+  return 0;
 }
 
 }  // namespace
@@ -247,6 +304,11 @@ int SqueueMain(int argc, char** argv) {
         break;
       case 's':
         a.steps = true;
+        if (optarg) {
+          a.step_list = optarg;
+        } else if (optind < argc && args[optind][0] != '-') {
+          a.step_list = args[optind++];  // "squeue -s 12.0", as Slurm reads it
+        }
         break;
       case 'S':
         a.fmt.sort = optarg;
@@ -345,6 +407,8 @@ int SqueueMain(int argc, char** argv) {
   auto ctx = LoadClientContext();
   if (!ctx.ok()) return Fail(ctx.error());
 
+  if (a.steps && !a.json) return ShowSteps(a, *ctx);
+
   pb::Request req;
   if (a.json) {
     // --json ignores filtering and formatting options.
@@ -386,16 +450,9 @@ int SqueueMain(int argc, char** argv) {
       out += fmt::DateLine(static_cast<int64_t>(std::time(nullptr)));
       out += '\n';
     }
-    if (a.steps) {
-      // Shoal has no job steps: only the header of Slurm's step layout.
-      if (!a.fmt.no_header) {
-        out += "         STEPID     NAME PARTITION     USER      TIME NODELIST\n";
-      }
-    } else {
-      auto text = FormatSqueue(jobs, a.fmt, now);
-      if (!text.ok()) return Fail(text.error());
-      out += *text;
-    }
+    auto text = FormatSqueue(jobs, a.fmt, now);
+    if (!text.ok()) return Fail(text.error());
+    out += *text;
     Write(stdout, out);
     if (a.iterate == 0) break;
     std::fflush(stdout);

@@ -36,6 +36,8 @@ enum class ErrorCode : int32_t {
   kInvalidReservation = 26,  // "Requested reservation is invalid"
   kReservationAccess = 27,   // "Access denied to requested reservation"
   kReservationBusy = 28,     // "Requested nodes are busy" and other reservation conflicts
+  kStepBusy = 29,            // a step cannot start yet: its CPUs are held by other steps
+  kInvalidStep = 30,         // "Invalid job step specified" / step can never fit the job
 };
 
 }  // namespace shoal

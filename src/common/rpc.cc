@@ -237,6 +237,13 @@ Result<pb::Response> RpcClient::Call(const pb::Request& request, const pb::Crede
 
 Result<pb::Response> RpcClient::CallRaw(const std::string& body, const pb::Credential& cred,
                                         int timeout_ms) {
+  auto id = SendRaw(body, cred, timeout_ms);
+  if (!id) return id.status();
+  return Receive(*id, timeout_ms);
+}
+
+Result<uint64_t> RpcClient::SendRaw(const std::string& body, const pb::Credential& cred,
+                                    int timeout_ms) {
   if (fd_ < 0) return Error(ErrorCode::kUnavailable, "not connected");
   int64_t deadline = NowMs() + timeout_ms;
   pb::Frame frame;
@@ -246,6 +253,19 @@ Result<pb::Response> RpcClient::CallRaw(const std::string& body, const pb::Crede
   frame.set_body(body);
   std::string wire = EncodeFrame(frame);
   if (Status s = WriteAll(fd_, wire.data(), wire.size(), deadline); !s.ok()) return s;
+  return id;
+}
+
+bool RpcClient::Readable(int timeout_ms) {
+  if (fd_ < 0) return true;
+  pollfd p{fd_, POLLIN, 0};
+  int r = ::poll(&p, 1, timeout_ms);
+  return r != 0;
+}
+
+Result<pb::Response> RpcClient::Receive(uint64_t id, int timeout_ms) {
+  if (fd_ < 0) return Error(ErrorCode::kUnavailable, "not connected");
+  int64_t deadline = NowMs() + timeout_ms;
   for (;;) {
     unsigned char hdr[4];
     if (Status s = ReadAll(fd_, reinterpret_cast<char*>(hdr), 4, deadline); !s.ok()) return s;
@@ -296,6 +316,15 @@ class AsioConnection final : public RpcConnection {
     if (done) pending_.emplace(id, std::move(done));
     Write(EncodeFrame(frame));
   }
+
+  void Post(const pb::Request& request) override {
+    if (closed_) return;
+    pb::Frame frame;
+    frame.set_body(request.SerializeAsString());
+    Write(EncodeFrame(frame));
+  }
+
+  size_t pending_write_bytes() const override { return pending_bytes_; }
 
   void Close() override {
     if (closed_) return;
@@ -380,6 +409,7 @@ class AsioConnection final : public RpcConnection {
 
   void Write(std::string bytes) {
     bool idle = writes_.empty();
+    pending_bytes_ += bytes.size();
     writes_.push_back(std::move(bytes));
     if (idle) WriteNext();
   }
@@ -390,8 +420,10 @@ class AsioConnection final : public RpcConnection {
                       [self](const asio::error_code& ec, size_t) {
                         if (ec) {
                           self->writes_.clear();
+                          self->pending_bytes_ = 0;
                           return self->Close();
                         }
+                        self->pending_bytes_ -= self->writes_.front().size();
                         self->writes_.pop_front();
                         if (!self->writes_.empty()) self->WriteNext();
                       });
@@ -405,6 +437,7 @@ class AsioConnection final : public RpcConnection {
   std::unordered_map<uint64_t, ResponseCallback> pending_;
   std::vector<std::function<void()>> on_close_;
   uint64_t next_id_ = 1;
+  size_t pending_bytes_ = 0;
   bool closed_ = false;
   int64_t peer_uid_ = -1;
   int64_t peer_gid_ = -1;

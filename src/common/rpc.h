@@ -46,6 +46,11 @@ class RpcClient {
   // Sends one request with a credential for its body and waits for the response.
   Result<pb::Response> Call(const pb::Request& request, const pb::Credential& cred, int timeout_ms);
   Result<pb::Response> CallRaw(const std::string& body, const pb::Credential& cred, int timeout_ms);
+  // The two halves of CallRaw, for a caller that waits in steps (salloc: "queued and waiting").
+  Result<uint64_t> SendRaw(const std::string& body, const pb::Credential& cred, int timeout_ms);
+  Result<pb::Response> Receive(uint64_t id, int timeout_ms);
+  // Whether something (or EOF) arrives within timeout_ms.
+  bool Readable(int timeout_ms);
   int fd() const { return fd_; }
 
  private:
@@ -70,6 +75,11 @@ class RpcConnection : public std::enable_shared_from_this<RpcConnection> {
   // with an error when the connection closes first.
   virtual void Send(const pb::Request& request, const pb::Credential& cred,
                     ResponseCallback done) = 0;
+  // Sends a one-way message (Frame.id = 0, no credential): the step I/O stream, where the
+  // connection itself was authenticated when it opened.
+  virtual void Post(const pb::Request& request) = 0;
+  // Bytes queued for writing and not yet taken by the kernel (for back-pressure).
+  virtual size_t pending_write_bytes() const = 0;
   virtual void Close() = 0;
   virtual bool closed() const = 0;
   // Peer identity for unix sockets (SO_PEERCRED); -1 on TCP.

@@ -13,6 +13,11 @@ namespace shoal {
 inline constexpr uint32_t kTimeNoVal = 0xfffffffe;     // "not given"
 inline constexpr uint32_t kTimeInfinite = 0xffffffff;  // UNLIMITED / INFINITE
 inline constexpr uint32_t kNoArrayTask = 0xfffffffe;
+// Step ids with a meaning of their own (Slurm's values): "123.batch", "123.extern", ...
+inline constexpr uint32_t kInteractiveStepId = 0xfffffffa;
+inline constexpr uint32_t kBatchStepId = 0xfffffffb;
+inline constexpr uint32_t kExternStepId = 0xfffffffc;
+inline constexpr uint32_t kPendingStepId = 0xfffffffd;
 
 // Time limits: "mm", "mm:ss", "hh:mm:ss", "d-hh", "d-hh:mm", "d-hh:mm:ss", "UNLIMITED",
 // "INFINITE" (case-insensitive), "-1" = UNLIMITED. Result in minutes, seconds rounded up

@@ -148,6 +148,7 @@ Status Controller::Start() {
 }
 
 void Controller::Shutdown() {
+  shutting_down_ = true;
   if (tcp_server_) tcp_server_->Stop();
   if (agent_server_) agent_server_->Stop();
   tick_timer_.cancel();
@@ -411,6 +412,21 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
     case pb::Request::kJobComplete:
       if (!IsAdmin(cred.uid())) break;
       JobComplete(req.job_complete(), std::move(respond));
+      return;
+    case pb::Request::kAllocationWait:
+      AllocationWait(conn, cred, req.allocation_wait(), std::move(respond));
+      return;
+    case pb::Request::kReleaseAllocation:
+      ReleaseAllocation(cred, req.release_allocation(), std::move(respond));
+      return;
+    case pb::Request::kStepCreate:
+      CreateStep(cred, req.step_create(), std::move(respond));
+      return;
+    case pb::Request::kStepComplete:
+      StepComplete(cred, req.step_complete(), std::move(respond));
+      return;
+    case pb::Request::kStepQuery:
+      respond(QuerySteps(req.step_query()));
       return;
     default:
       respond(ErrorResponse(ErrorCode::kProtocol, "unsupported request"));

@@ -114,6 +114,27 @@ class Controller {
   void CheckTimeLimits(int64_t now);
   void PurgeOldJobs(int64_t now);
 
+  // --- allocations and steps (steps.cc)
+  void AllocationWait(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                      const pb::AllocationWaitRequest& req, Responder respond);
+  void AnswerAllocationWait(const pb::JobRecord& job, const Responder& respond);
+  void WakeAllocationWaiters(const pb::JobRecord& job);
+  void AllocationClientGone(uint32_t job_id, const std::weak_ptr<RpcConnection>& conn);
+  void ReleaseAllocation(const pb::Credential& cred, const pb::ReleaseAllocationRequest& req,
+                         Responder respond);
+  void CreateStep(const pb::Credential& cred, const pb::StepCreateRequest& req,
+                  Responder respond);
+  void StepComplete(const pb::Credential& cred, const pb::StepCompleteRequest& req,
+                    Responder respond);
+  void EndSteps(pb::JobRecord& job, int64_t now);
+  pb::Response QuerySteps(const pb::StepQueryRequest& req);
+  pb::JobResult CancelStep(const pb::Credential& cred, const std::string& id_text,
+                           int32_t signal);
+
+  std::unordered_map<uint32_t, std::vector<Responder>> alloc_waiters_;  // job id -> salloc/srun
+  std::unordered_map<uint32_t, RpcConnectionPtr> alloc_holders_;        // client holding it
+  bool shutting_down_ = false;
+
   // --- nodes (nodes.cc)
   void RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegisterRequest& req,
                     Responder respond);

@@ -66,7 +66,10 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   spec.set_uid(cred.uid());
   if (!IsAdmin(cred.uid()) || spec.gid() == 0) spec.set_gid(cred.gid());
 
-  if (spec.script().rfind("#!", 0) != 0)
+  if (spec.interactive()) {
+    spec.clear_script();
+    spec.set_requeue(0);  // allocations are never requeued
+  } else if (spec.script().rfind("#!", 0) != 0)
     return ErrorResponse(ErrorCode::kInvalidArgument,
                          "Batch script does not start with #! (not a batch script)");
   if (jobs_.size() >= max_job_count_)
@@ -339,6 +342,10 @@ pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobR
   std::vector<std::pair<std::string, pb::JobRecord*>> targets;
   if (req.job_ids_size() > 0) {
     for (const auto& id : req.job_ids()) {
+      if (id.find('.') != std::string::npos) {
+        *out->add_results() = CancelStep(cred, id, req.signal());
+        continue;
+      }
       auto jobs = ResolveJobIds(id);
       if (!jobs) {
         *out->add_results() = Fail(id, jobs.status().code(), jobs.error());
@@ -722,16 +729,22 @@ void Controller::TerminateRunning(pb::JobRecord& job, pb::JobState end_state,
   if (reason == "cancelled") job.set_cancel_requested(true);
   if (reason == "timeout") job.set_timeout_requested(true);
   if (kill_wait == 0) kill_wait = conf_.KillWait();
+  // Every node of the job: the batch script runs on one, steps on any.
   for (const auto& name : job.nodes()) {
     int idx = FindNode(name);
     if (idx < 0) continue;
-    if (name != job.batch_host()) continue;  // only the batch host runs anything yet
     pb::Request req;
     auto* t = req.mutable_terminate_job();
     t->set_job_id(job.job_id());
     t->set_kill_wait_s(kill_wait);
     t->set_reason(reason);
     SendToNode(idx, req, nullptr);
+  }
+  // An allocation without a batch script has no node to report its end: its steps are being
+  // torn down (KillWait) and the job is over now.
+  if (job.spec().interactive()) {
+    ReleaseResources(job);
+    FinishJob(job, job.state() == pb::JOB_RUNNING ? pb::JOB_CANCELLED : job.state(), now);
   }
 }
 
@@ -740,6 +753,9 @@ void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) 
   job.set_completing(false);
   if (job.end_time() == 0 || job.end_time() < job.start_time()) job.set_end_time(now);
   if (job.start_time() == 0) job.set_start_time(now);
+  EndSteps(job, now);
+  WakeAllocationWaiters(job);
+  alloc_holders_.erase(job.job_id());
 }
 
 void Controller::Requeue(pb::JobRecord& job, bool hold) {
@@ -780,6 +796,22 @@ void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respon
   ReleaseResources(*job);
   job->set_exit_status(req.exit_status());
   if (req.end_time() > 0) job->set_end_time(req.end_time());
+  job->set_batch_user_cpu_usec(req.user_cpu_usec());
+  job->set_batch_sys_cpu_usec(req.sys_cpu_usec());
+  job->set_batch_max_rss_kb(req.max_rss_kb());
+  for (auto& s : *job->mutable_steps()) {
+    if (s.step_id() != kBatchStepId) continue;
+    s.set_exit_status(req.exit_status());
+    s.set_user_cpu_usec(req.user_cpu_usec());
+    s.set_sys_cpu_usec(req.sys_cpu_usec());
+    s.set_max_rss_kb(req.max_rss_kb());
+    s.set_max_rss_node(req.node_name());
+    s.set_end_time(req.end_time() > 0 ? req.end_time() : Now());
+    int st = req.exit_status();
+    s.set_state(job->cancel_requested()                     ? pb::JOB_CANCELLED
+                : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? pb::JOB_COMPLETED
+                                                        : pb::JOB_FAILED);
+  }
   int status = req.exit_status();
   if (job->state_desc() == "requeue" || job->state_desc() == "requeue_hold") {
     Requeue(*job, job->state_desc() == "requeue_hold");

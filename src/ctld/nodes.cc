@@ -141,7 +141,7 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   std::vector<pb::JobRecord*> relaunch;
   std::vector<pb::JobRecord*> failed;
   for (auto& [id, job] : jobs_) {
-    if (job.batch_host() != req.name()) continue;
+    if (job.batch_host() != req.name() || job.spec().interactive()) continue;
     bool active = HoldsNodes(job);
     if (!active) continue;
     if (known.count(id)) continue;
@@ -153,7 +153,10 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   }
   for (uint32_t id : known) {
     pb::JobRecord* job = FindJob(id);
-    bool ours = job && job->batch_host() == req.name() && HoldsNodes(*job);
+    bool on_node = job && (job->batch_host() == req.name() ||
+                           std::find(job->nodes().begin(), job->nodes().end(), req.name()) !=
+                               job->nodes().end());
+    bool ours = on_node && HoldsNodes(*job);
     if (!ours) out->add_unknown_job_ids(id);
   }
   respond(resp);

@@ -364,8 +364,37 @@ void Controller::RunPlanner(bool with_backfill) {
 }
 
 void Controller::Launch(pb::JobRecord& job) {
+  if (job.spec().interactive()) {
+    // Nothing to start on a node: the client that asked runs its command (salloc) or its
+    // step (srun) once it hears the allocation is there.
+    job.set_launch_acked(true);
+    WakeAllocationWaiters(job);
+    return;
+  }
   int idx = FindNode(job.batch_host());
   if (idx < 0) return;
+  if (job.steps_size() == 0 || job.steps(0).step_id() != kBatchStepId) {
+    // The batch script is the job's "batch" step (squeue -s, scontrol show step, accounting).
+    pb::StepRecord batch;
+    batch.set_job_id(job.job_id());
+    batch.set_step_id(kBatchStepId);
+    batch.set_name("batch");
+    batch.set_uid(job.spec().uid());
+    batch.add_nodes(job.batch_host());
+    batch.add_tasks_per_node(1);
+    batch.add_cpus_per_node(job.cpus_per_node_size() ? job.cpus_per_node(0) : 1);
+    batch.set_num_tasks(1);
+    batch.set_cpus_per_task(job.cpus_per_node_size() ? job.cpus_per_node(0) : 1);
+    batch.set_start_time(job.start_time());
+    batch.set_state(pb::JOB_RUNNING);
+    batch.set_time_limit(kTimeInfinite);
+    batch.set_overlap(true);
+    batch.set_partition(job.partition());
+    batch.set_tres("cpu=" + std::to_string(batch.cpus_per_task()) + ",node=1");
+    job.mutable_steps()->Add(std::move(batch));
+    // Keep the batch step first.
+    for (int i = job.steps_size() - 1; i > 0; --i) job.mutable_steps()->SwapElements(i, i - 1);
+  }
   pb::Request req;
   auto* launch = req.mutable_launch_batch();
   *launch->mutable_job() = job;

@@ -209,6 +209,16 @@ class NodeDaemon {
         0600);
     if (!server) return server.status();
     notify_server_ = std::move(*server);
+    // srun reaches the node here to launch the tasks of a step (LaunchTasks).
+    if (s_.registration.port() != 0) {
+      auto tcp = RpcServer::Listen(
+          io_, "0.0.0.0:" + std::to_string(s_.registration.port()),
+          [this](const RpcConnectionPtr& conn, const pb::Credential& cred,
+                 const std::string& body,
+                 Responder respond) { HandleUserRequest(conn, cred, body, std::move(respond)); });
+      if (!tcp) return tcp.status();
+      user_server_ = std::move(*tcp);
+    }
     Log("shoald %s started: node %s, spool %s, controller %s", kShoalVersion, name_.c_str(),
         s_.spool.c_str(), s_.controller.c_str());
     std::vector<uint32_t> known = RunningJobIds();
@@ -322,6 +332,8 @@ class NodeDaemon {
         pb::Request term;
         term.mutable_terminate_job()->set_job_id(id);
         term.mutable_terminate_job()->set_kill_wait_s(s_.conf.KillWait());
+        ForwardToSteps(id, std::nullopt, term);
+        if (!FileExists(JobDir(s_.spool, id))) continue;
         ForwardToStepd(id, term, [id](const pb::Response& r) {
           if (r.rc() != 0) Log("job %u: terminate failed: %s", id, r.error().c_str());
         });
@@ -404,14 +416,22 @@ class NodeDaemon {
       case pb::Request::kLaunchBatch:
         respond(Launch(req.launch_batch()));
         return;
-      case pb::Request::kSignalJob: {
-        uint32_t id = req.signal_job().job_id();
-        ForwardToStepd(id, req, std::move(respond));
-        return;
-      }
+      case pb::Request::kSignalJob:
       case pb::Request::kTerminateJob: {
-        uint32_t id = req.terminate_job().job_id();
-        ForwardToStepd(id, req, std::move(respond));
+        bool signal = req.body_case() == pb::Request::kSignalJob;
+        uint32_t id = signal ? req.signal_job().job_id() : req.terminate_job().job_id();
+        bool has_step = signal ? req.signal_job().has_step_id() : req.terminate_job().has_step_id();
+        uint32_t step = signal ? req.signal_job().step_id() : req.terminate_job().step_id();
+        // srun steps first (all of the job's, or the one named), then the batch script.
+        bool any_step = ForwardToSteps(id, has_step ? std::optional<uint32_t>(step) : std::nullopt,
+                                       req);
+        if (has_step) {
+          respond(Ok());
+        } else if (!FileExists(JobDir(s_.spool, id)) && (any_step || !signal)) {
+          respond(Ok());  // nothing of the batch script here (another node, or an allocation)
+        } else {
+          ForwardToStepd(id, req, std::move(respond));
+        }
         return;
       }
       case pb::Request::kPing:
@@ -464,6 +484,107 @@ class NodeDaemon {
     return Ok();
   }
 
+  // Requests from users' commands on the node's TCP port: only srun's LaunchTasks.
+  void HandleUserRequest(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                         const std::string& body, const Responder& respond) {
+    if (Status st = s_.key->Verify(cred, body, NowSeconds()); !st.ok()) {
+      Log("rejected a request from %s: %s", conn->peer().c_str(), st.message().c_str());
+      respond(ErrorResponse(ErrorCode::kAuthFailure,
+                            "Protocol authentication error: " + st.message()));
+      return;
+    }
+    pb::Request req;
+    if (!req.ParseFromString(body)) {
+      respond(ErrorResponse(ErrorCode::kProtocol, "malformed request"));
+      return;
+    }
+    if (req.body_case() == pb::Request::kPing) {
+      respond(Ok());
+      return;
+    }
+    if (req.body_case() != pb::Request::kLaunchTasks) {
+      respond(ErrorResponse(ErrorCode::kNotSupported, "request not supported by shoald"));
+      return;
+    }
+    respond(LaunchTasks(cred, *req.mutable_launch_tasks()));
+  }
+
+  // Starts this node's part of a step: only with a step credential the controller signed, for
+  // its owner (or root), on a node the credential names.
+  pb::Response LaunchTasks(const pb::Credential& cred, pb::LaunchTasksRequest& lt) {
+    const pb::SignedStepCredential& signed_cred = lt.cred();
+    pb::StepCredential sc;
+    if (!s_.key->Verify(signed_cred.sig(), signed_cred.body(), NowSeconds()).ok() ||
+        signed_cred.sig().uid() != 0 || !sc.ParseFromString(signed_cred.body())) {
+      Log("refused a task launch from uid %u: invalid step credential", cred.uid());
+      return ErrorResponse(ErrorCode::kAccessDenied, "Invalid job credential");
+    }
+    uint32_t job = sc.job_id(), step = sc.step_id();
+    if (cred.uid() != sc.uid() && cred.uid() != 0) {
+      Log("step %u.%u: launch refused: requested by uid %u, credential for uid %u", job, step,
+          cred.uid(), sc.uid());
+      return ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied");
+    }
+    if (lt.step().job_id() != job || lt.step().step_id() != step ||
+        static_cast<int>(lt.node_id()) >= sc.nodes_size() || sc.nodes(lt.node_id()) != name_)
+      return ErrorResponse(ErrorCode::kAccessDenied, "Invalid job credential");
+    std::vector<char> pwbuf;
+    auto pw = LookupUid(sc.uid(), pwbuf);
+    if (!pw)
+      return ErrorResponse(ErrorCode::kInvalidArgument,
+                           "User id " + std::to_string(sc.uid()) + " not found on node " + name_);
+    // Identity from the credential only.
+    lt.mutable_step()->set_uid(sc.uid());
+    lt.set_gid(sc.gid());
+    lt.set_user_name(pw->pw_name);
+    std::string dir = StepDir(s_.spool, job, step);
+    if (::mkdir(dir.c_str(), 0700) != 0) {
+      if (errno == EEXIST) return Ok();  // a retried launch
+      return ErrorResponse(ErrorCode::kIoError, "mkdir " + dir + ": " + Strerror(errno));
+    }
+    Status st = WriteFileAtomic(dir + "/" + kLaunchFile, lt.SerializeAsString(), 0600, false);
+    if (st.ok()) st = SpawnStepd(job, step);
+    if (!st.ok()) {
+      Log("step %u.%u: launch failed: %s", job, step, st.message().c_str());
+      (void)RemoveTree(dir);
+      return ErrorResponse(ErrorCode::kIoError, st.message());
+    }
+    if (s_.opts.verbose > 0) Log("step %u.%u: launched for uid %u", job, step, sc.uid());
+    return Ok();
+  }
+
+  // Signal/terminate to the supervisors of a job's steps here (one step, or all). Best effort:
+  // a supervisor that is gone has nothing left to signal. True when any step was found.
+  bool ForwardToSteps(uint32_t job, std::optional<uint32_t> step, const pb::Request& req) {
+    bool any = false;
+    for (const StepDirId& id : ListStepDirs(s_.spool)) {
+      if (id.job_id != job || (step && id.step_id != *step)) continue;
+      any = true;
+      std::string sock = StepDir(s_.spool, id.job_id, id.step_id) + "/" + kStepdSocket;
+      RpcConnect(
+          io_, "unix:" + sock,
+          [](const RpcConnectionPtr&, const pb::Credential&, const std::string&, Responder r) {
+            r(ErrorResponse(ErrorCode::kNotSupported, "not supported"));
+          },
+          [this, req, id](Result<RpcConnectionPtr> conn) {
+            if (!conn) return;
+            RpcConnectionPtr c = *conn;
+            auto timer = std::make_shared<asio::steady_timer>(io_, kStepdCallTimeout);
+            timer->async_wait([c](const asio::error_code& ec) {
+              if (!ec) c->Close();
+            });
+            c->Send(req, Sign(req), [c, timer, id](Result<pb::Response> r) {
+              timer->cancel();
+              c->Close();
+              if (!r || r->rc() != 0)
+                Log("step %u.%u: supervisor did not take the request: %s", id.job_id, id.step_id,
+                    r ? r->error().c_str() : r.error().c_str());
+            });
+          });
+    }
+    return any;
+  }
+
   static Status WriteScript(const std::string& path, const pb::JobSpec& spec) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0500);
     if (fd < 0) return Error(ErrorCode::kIoError, "create " + path + ": " + Strerror(errno));
@@ -492,10 +613,14 @@ class NodeDaemon {
   // shoald's size) in a new session, default signal handling, stdio on /dev/null and no
   // inherited descriptors. Returns once it has exec'd; exec errors come back from posix_spawn.
   // shoald reaps its stepds (SIGCHLD); after a shoald restart they belong to init.
-  Status SpawnStepd(uint32_t id) {
+  Status SpawnStepd(uint32_t id, std::optional<uint32_t> step = std::nullopt) {
     std::vector<std::string> args = {s_.stepd_path,      "--spool", s_.spool,   "--job",
                                      std::to_string(id), "--node",  name_,      "--conf",
                                      s_.conf_path,       "--key",   s_.key_file};
+    if (step) {
+      args.push_back("--step");
+      args.push_back(std::to_string(*step));
+    }
     std::string cluster = s_.conf.ClusterName();
     if (!cluster.empty()) {
       args.push_back("--cluster");
@@ -600,6 +725,11 @@ class NodeDaemon {
       return;
     }
     pb::Request req;
+    if (req.ParseFromString(body) && req.has_step_complete()) {
+      respond(Ok());
+      StepFinished(req);
+      return;
+    }
     if (!req.ParseFromString(body) || !req.has_job_complete()) {
       respond(ErrorResponse(ErrorCode::kProtocol, "expected a job completion"));
       return;
@@ -608,6 +738,18 @@ class NodeDaemon {
     uint32_t id = req.job_complete().job_id();
     if (s_.opts.verbose > 0) Log("job %u: finished (notified by shoal-stepd)", id);
     ForwardCompletion(id);
+  }
+
+  // A step's supervisor here is done: tell the controller (best effort: srun reports the step
+  // too) and forget the step.
+  void StepFinished(pb::Request req) {
+    auto& sc = *req.mutable_step_complete();
+    sc.set_node_name(name_);
+    uint32_t job = sc.job_id(), step = sc.step_id();
+    if (s_.opts.verbose > 0) Log("step %u.%u: finished here", job, step);
+    if (conn_ && registered_) conn_->Send(req, Sign(req), nullptr);
+    Status st = RemoveTree(StepDir(s_.spool, job, step));
+    if (!st.ok()) Log("step %u.%u: %s", job, step, st.message().c_str());
   }
 
   void ForwardCompletions() {
@@ -679,6 +821,9 @@ class NodeDaemon {
       if (FileExists(dir + "/" + kDoneFile) || StepdAlive(dir) || RecentlyLaunched(id, dir))
         ids.push_back(id);
     }
+    // Steps too, so the controller can name the ones whose job is over.
+    for (const StepDirId& s : ListStepDirs(s_.spool))
+      if (std::find(ids.begin(), ids.end(), s.job_id) == ids.end()) ids.push_back(s.job_id);
     return ids;
   }
 
@@ -694,6 +839,15 @@ class NodeDaemon {
   // Covers lost notifications, and supervisors that died without a result (killed, crashed):
   // those get a done.pb written here so the controller hears about the job.
   void Scan() {
+    for (const StepDirId& s : ListStepDirs(s_.spool)) {
+      std::string dir = StepDir(s_.spool, s.job_id, s.step_id);
+      if (StepdAlive(dir)) continue;
+      struct stat st {};
+      if (::stat(dir.c_str(), &st) == 0 && NowSeconds() - st.st_mtime < kLaunchGraceSeconds)
+        continue;
+      Log("step %u.%u: supervisor gone; removing its spool directory", s.job_id, s.step_id);
+      (void)RemoveTree(dir);
+    }
     for (uint32_t id : ListJobDirs(s_.spool)) {
       std::string dir = JobDir(s_.spool, id);
       std::string done_path = dir + "/" + kDoneFile;
@@ -725,6 +879,7 @@ class NodeDaemon {
   asio::steady_timer reconnect_timer_, connect_timer_, heartbeat_timer_, scan_timer_;
   asio::signal_set child_signals_;
   std::unique_ptr<RpcServer> notify_server_;
+  std::unique_ptr<RpcServer> user_server_;
   RpcConnectionPtr conn_;
   bool registered_ = false;
   bool reconnect_pending_ = false;

@@ -23,6 +23,7 @@
 #include "common/rpc.h"
 #include "noded/job_env.h"
 #include "noded/output_pattern.h"
+#include "noded/step_supervisor.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
@@ -545,6 +546,16 @@ Result<StepdOptions> ParseStepdArgs(const std::vector<std::string>& args) {
       ok = value(o.key_file);
     } else if (a == "--cluster") {
       ok = value(o.cluster_name);
+    } else if (a == "--step") {
+      ok = value(v);
+      if (ok) {
+        char* end = nullptr;
+        unsigned long id = std::strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || id > 0xffffffffUL)
+          return InvalidArgument("invalid step id '" + v + "'");
+        o.has_step = true;
+        o.step_id = static_cast<uint32_t>(id);
+      }
     } else {
       return InvalidArgument("unknown argument '" + a + "'");
     }
@@ -568,7 +579,8 @@ int StepdMain(int argc, char** argv) {
   ::umask(022);
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
-  std::string job_dir = JobDir(opts->spool, opts->job_id);
+  std::string job_dir = opts->has_step ? StepDir(opts->spool, opts->job_id, opts->step_id)
+                                       : JobDir(opts->spool, opts->job_id);
   int log_fd =
       ::open((job_dir + "/" + kStepdLog).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd >= 0) {
@@ -586,6 +598,7 @@ int StepdMain(int argc, char** argv) {
   if (!s.ok()) Log("cannot write %s: %s", kStepdPidFile, s.message().c_str());
   // Orphaned descendants of the job are re-parented to us, so none escapes the final sweep.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  if (opts->has_step) return RunStepSupervisor(*opts);
   Stepd stepd(std::move(*opts));
   return stepd.Run();
 }

@@ -23,6 +23,8 @@ struct StepdOptions {
   std::string conf_path;  // exported as SLURM_CONF
   std::string key_file;   // cluster key: signs the completion notice, verifies commands
   std::string cluster_name;
+  bool has_step = false;  // --step N: supervise a step of srun, not the batch script
+  uint32_t step_id = 0;
 };
 
 Result<StepdOptions> ParseStepdArgs(const std::vector<std::string>& args);

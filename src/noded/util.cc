@@ -45,6 +45,35 @@ std::string JobDir(const std::string& spool, uint32_t job_id) {
   return spool + "/job" + std::to_string(job_id);
 }
 
+std::string StepDir(const std::string& spool, uint32_t job_id, uint32_t step_id) {
+  return spool + "/step" + std::to_string(job_id) + "." + std::to_string(step_id);
+}
+
+std::vector<StepDirId> ListStepDirs(const std::string& spool) {
+  std::vector<StepDirId> out;
+  DIR* dir = ::opendir(spool.c_str());
+  if (!dir) return out;
+  while (dirent* e = ::readdir(dir)) {
+    std::string name(e->d_name);
+    if (name.size() < 7 || name.compare(0, 4, "step") != 0) continue;
+    auto dot = name.find('.', 4);
+    if (dot == std::string::npos) continue;
+    std::string job = name.substr(4, dot - 4), step = name.substr(dot + 1);
+    auto digits = [](const std::string& s) {
+      return !s.empty() && s.size() <= 10 && std::all_of(s.begin(), s.end(), ::isdigit);
+    };
+    if (!digits(job) || !digits(step)) continue;
+    uint64_t j = std::strtoull(job.c_str(), nullptr, 10), st = std::strtoull(step.c_str(), nullptr, 10);
+    if (j == 0 || j > 0xffffffffull || st > 0xffffffffull) continue;
+    out.push_back({static_cast<uint32_t>(j), static_cast<uint32_t>(st)});
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end(), [](const StepDirId& a, const StepDirId& b) {
+    return a.job_id != b.job_id ? a.job_id < b.job_id : a.step_id < b.step_id;
+  });
+  return out;
+}
+
 std::vector<uint32_t> ListJobDirs(const std::string& spool) {
   std::vector<uint32_t> ids;
   DIR* dir = ::opendir(spool.c_str());

@@ -26,6 +26,15 @@ inline constexpr const char* kShoaldSocket = "shoald.sock";
 // Job ids of the "job<digits>" directories in the spool, sorted.
 std::vector<uint32_t> ListJobDirs(const std::string& spool);
 
+// <spool>/step<JOB>.<STEP>: one srun step's part on this node (launch.pb, stepd.sock, ...).
+std::string StepDir(const std::string& spool, uint32_t job_id, uint32_t step_id);
+struct StepDirId {
+  uint32_t job_id = 0;
+  uint32_t step_id = 0;
+};
+// The "step<job>.<step>" directories in the spool, sorted.
+std::vector<StepDirId> ListStepDirs(const std::string& spool);
+
 // Replaces "%n" with the node name and "%h" with the host name (SlurmdSpoolDir, SlurmdLogFile).
 std::string ExpandNodePath(std::string_view pattern, std::string_view node, std::string_view host);
 

@@ -1,0 +1,166 @@
+// srun and salloc: gather the outside world (environment, directory, user), parse the options,
+// then run (srun_run.cc) or allocate and run a command (salloc).
+#include <pwd.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/allocation.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/srun_args.h"
+#include "cli/srun_run.h"
+
+extern char** environ;
+
+namespace shoal::cli {
+namespace {
+
+std::vector<std::string> ReadEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::string CurrentDir() {
+  std::string buf(4096, '\0');
+  while (getcwd(buf.data(), buf.size()) == nullptr) {
+    if (errno != ERANGE) return "/";
+    buf.resize(buf.size() * 2);
+  }
+  buf.resize(strlen(buf.c_str()));
+  return buf;
+}
+
+RunContext GatherContext() {
+  RunContext c;
+  c.environment = ReadEnvironment();
+  c.cwd = CurrentDir();
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) c.hostname = host;
+  c.uid = ::getuid();
+  c.gid = ::getgid();
+  c.pid = static_cast<uint32_t>(::getpid());
+  c.now = ::time(nullptr);
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (::getpwuid_r(c.uid, &pw, buf.data(), buf.size(), &found) == 0 && found) {
+    c.user_name = pw.pw_name;
+    c.shell = pw.pw_shell ? pw.pw_shell : "/bin/sh";
+  } else {
+    c.user_name = std::to_string(c.uid);
+    c.shell = "/bin/sh";
+  }
+  return c;
+}
+
+// Runs salloc's command with the allocation's environment and returns its wait status.
+int RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  pid_t pid = ::fork();
+  if (pid < 0) return 1 << 8;
+  if (pid == 0) {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGQUIT, SIG_DFL);
+    std::vector<char*> cargv, cenv;
+    std::vector<std::string> a = argv, e = env;
+    for (auto& s : a) cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    for (auto& s : e) cenv.push_back(s.data());
+    cenv.push_back(nullptr);
+    ::execvpe(cargv[0], cargv.data(), cenv.data());
+    std::fprintf(stderr, "salloc: error: %s: %s\n", argv[0].c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  // The command owns the terminal's Ctrl-C; salloc waits for it.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+int SrunMain(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  RunContext rc = GatherContext();
+  auto parsed = ParseSrunArgs(args, rc);
+  if (!parsed) {
+    std::fprintf(stderr, "%s\n", parsed.error().c_str());
+    return parsed.status().code() == ErrorCode::kInvalidArgument ? 255 : 1;
+  }
+  if (parsed->text_only) {
+    std::fputs(parsed->text.c_str(), stdout);
+    return 0;
+  }
+  auto ctx = LoadClientContext();
+  if (!ctx) {
+    std::fprintf(stderr, "srun: error: %s\n", ctx.error().c_str());
+    return 1;
+  }
+  FinishSrunInvocation(parsed->srun, ctx->conf);
+  if (!parsed->srun.job_id && parsed->srun.step.create.mpi().empty())
+    parsed->srun.step.create.set_mpi(ctx->conf.Get("MpiDefault", "none"));
+  if (parsed->srun.job_id && parsed->srun.step.create.mpi().empty())
+    parsed->srun.step.create.set_mpi(ctx->conf.Get("MpiDefault", "none"));
+  return RunSrun(*ctx, parsed->srun);
+}
+
+int SallocMain(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  RunContext rc = GatherContext();
+  auto parsed = ParseSallocArgs(args, rc);
+  if (!parsed) {
+    std::fprintf(stderr, "%s\n", parsed.error().c_str());
+    return parsed.status().code() == ErrorCode::kInvalidArgument ? 255 : 1;
+  }
+  if (parsed->text_only) {
+    std::fputs(parsed->text.c_str(), stdout);
+    return 0;
+  }
+  auto ctx = LoadClientContext();
+  if (!ctx) {
+    std::fprintf(stderr, "salloc: error: %s\n", ctx.error().c_str());
+    return 1;
+  }
+  SallocInvocation& inv = parsed->salloc;
+  AllocateOptions ao;
+  ao.prog = "salloc";
+  ao.hold = !inv.no_shell;
+  ao.immediate_s = inv.immediate_s;
+  ao.quiet = inv.quiet;
+  auto alloc = Allocate(*ctx, inv.spec, ao);
+  if (!alloc) {
+    std::fprintf(stderr, "salloc: error: %s\n", alloc.error().c_str());
+    return 1;
+  }
+  if (inv.no_shell) return 0;
+  std::vector<std::string> env = rc.environment;
+  for (const auto& e : alloc->environment) {
+    std::string key = e.substr(0, e.find('=') + 1);
+    bool replaced = false;
+    for (auto& x : env)
+      if (x.compare(0, key.size(), key) == 0) x = e, replaced = true;
+    if (!replaced) env.push_back(e);
+  }
+  std::vector<std::string> command = inv.command;
+  if (command.empty()) command.push_back(rc.shell);
+  int status = RunCommand(command, env);
+  if (!inv.quiet)
+    std::fprintf(stderr, "salloc: Relinquishing job allocation %u\n", alloc->job.job_id());
+  Release(*ctx, *alloc, status);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace shoal::cli
