@@ -21,8 +21,14 @@ Result<Allocation> Allocate(const ClientContext& ctx, pb::JobSpec spec,
   pb::Request submit;
   *submit.mutable_submit_job()->mutable_spec() = std::move(spec);
   auto submitted = CallController(ctx, submit);
-  if (!submitted) return Error(submitted.status().code(),
-                               "Unable to allocate resources: " + submitted.error());
+  if (!submitted) {
+    // The controller names the partition for sbatch's first line; srun/salloc print Slurm's
+    // generic text.
+    std::string why = submitted.status().code() == ErrorCode::kInvalidPartition
+                          ? "Invalid partition name specified"
+                          : submitted.error();
+    return Error(submitted.status().code(), "Unable to allocate resources: " + why);
+  }
   uint32_t job_id = submitted->submit_job().job_id();
 
   pb::Request wait;

@@ -182,20 +182,7 @@ int ScancelMain(int argc, char** argv) {
   }
 
   int rc = 0;
-  // Job steps are not separate objects in Shoal.
-  std::vector<std::string> job_ids;
-  for (const auto& id : o.job_ids) {
-    if (!StepPart(id).empty()) {
-      PrintError("Kill job error on job step id " + id +
-                 ": Requested operation not supported on this system");
-      rc = 1;
-      continue;
-    }
-    job_ids.push_back(id);
-  }
-  if (job_ids.empty() && !o.job_ids.empty()) return rc;
-  o.job_ids = job_ids;
-
+  // Steps ("123.4") go to the controller like jobs; it signals the step's nodes.
   auto ctx = LoadClientContext();
   if (!ctx) {
     PrintError(ctx.error());

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "common/hostlist.h"
+#include "common/states.h"
 #include "common/rpc.h"
 #include "common/units.h"
 
@@ -148,6 +149,7 @@ class StepRunner {
       }
     });
     StartStdin();
+    WatchJob();
     io_.run();
     raw.reset();
     int rc = ExitCode();
@@ -196,7 +198,13 @@ class StepRunner {
         if (told) Info("Step created for StepId=" + StepIdText());
         return true;
       }
-      if (static_cast<ErrorCode>(resp->rc()) != ErrorCode::kStepBusy) {
+      auto code = static_cast<ErrorCode>(resp->rc());
+      if (code == ErrorCode::kInvalidJobId) {
+        Error("Unable to confirm allocation for job " + std::to_string(o_.create.job_id()) +
+              ": " + resp->error());
+        return false;
+      }
+      if (code != ErrorCode::kStepBusy) {
         Error("Unable to create step for job " + std::to_string(o_.create.job_id()) + ": " +
               resp->error());
         return false;
@@ -520,13 +528,49 @@ class StepRunner {
     for (size_t i = 0; i < node_state_.size(); ++i) SendSignal(static_cast<int>(i), 0, true);
   }
 
+  // Ctrl-C twice, SIGTERM: the step's tasks are killed (SIGKILL), as Slurm's srun does.
   void ForceTermination() {
     if (cancelled_) return;
     cancelled_ = true;
     Info("forcing job termination");
     Info("Job step aborted: Waiting up to " + std::to_string(ctx_.conf.KillWait() + 2) +
          " seconds for job step to finish.");
+    SignalAll(SIGKILL);
     TerminateStep();
+  }
+
+  // The job may end under the step (scancel, time limit, a node failure): a node whose daemon
+  // is gone cannot tell us, so the controller is asked now and then.
+  void WatchJob() {
+    status_timer_.expires_after(seconds(2));
+    status_timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec || stopped_) return;
+      pb::Request req;
+      req.mutable_job_query()->add_job_ids(step_.job_id());
+      req.mutable_job_query()->set_include_finished(true);
+      req.mutable_job_query()->set_omit_script(true);
+      auto resp = CallControllerRaw(ctx_, req);
+      if (resp && resp->rc() == 0) {
+        const auto& jobs = resp->job_query().jobs();
+        bool over = jobs.empty() || jobs[0].state() != pb::JOB_RUNNING || jobs[0].completing();
+        if (over && jobs.size() > 0 && jobs[0].state() == pb::JOB_SUSPENDED) over = false;
+        if (over) return JobEnded(jobs.empty() ? "" : JobStateName(jobs[0].state()));
+      }
+      WatchJob();
+    });
+  }
+
+  void JobEnded(const std::string& state) {
+    Error("Job " + std::to_string(step_.job_id()) + " ended" +
+          (state.empty() ? "" : " (" + state + ")") + ": the step is aborted");
+    cancelled_ = true;
+    TerminateStep();
+    // Nodes that can still answer get KillWait to report; the others are given up.
+    status_timer_.expires_after(seconds(ctx_.conf.KillWait() + 2));
+    status_timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec) return;
+      for (size_t i = 0; i < node_state_.size(); ++i) NodeLost(static_cast<int>(i));
+    });
   }
 
   void WaitSignals() {

@@ -42,8 +42,8 @@ Status Controller::ValidateAgainstPartition(const pb::JobRecord& job, const Part
     if (!names) return Error(ErrorCode::kInvalidNodeName, "Invalid node name specified");
     for (const auto& n : *names) {
       int idx = FindNode(n);
-      if (idx < 0 ||
-          std::find(part.node_index.begin(), part.node_index.end(), idx) == part.node_index.end())
+      if (idx < 0) return Error(ErrorCode::kInvalidNodeName, "Invalid node name specified");
+      if (std::find(part.node_index.begin(), part.node_index.end(), idx) == part.node_index.end())
         return Error(ErrorCode::kInvalidNodeName, "Requested node configuration is not available");
       shape.required.push_back(idx);
     }

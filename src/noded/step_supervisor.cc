@@ -219,6 +219,7 @@ class StepSupervisor {
         } else if (pmi_) {
           pmi_->CompleteFence(all);
           FlushPmiReplies();
+          CheckPmiEvents();  // a rank may already wait in the next fence
         }
         return;
       }
@@ -352,8 +353,15 @@ class StepSupervisor {
         return;
       }
       pmi_->OnBytes(t.global_id, std::string_view(t.pmi_buf.data(), n));
-      CheckPmiEvents();
+      // Replies first (a rank may finalize and close at once), then aborts and fences.
       FlushPmiReplies();
+      CheckPmiEvents();
+      if (pmi_->Broken(t.global_id)) {
+        // It broke the protocol: it is no longer served, and must not wait forever.
+        asio::error_code ignored;
+        t.pmi->close(ignored);
+        return;
+      }
       if (t.pmi && t.pmi->is_open()) ReadPmi(t);
     });
   }
@@ -389,6 +397,11 @@ class StepSupervisor {
                           return;
                         }
                         t.pmi_queue.pop_front();
+                        if (t.pmi_queue.empty()) {
+                          // Replies held back while this rank's socket was full.
+                          std::string more = pmi_->TakeReplies(t.global_id);
+                          if (!more.empty()) t.pmi_queue.push_back(std::move(more));
+                        }
                         WritePmi(t);
                       });
   }
@@ -584,6 +597,7 @@ class StepSupervisor {
       WriteAllFd(2, line);
       ::_exit(code);
     };
+    bool stdin_file = false;
     if (!pty_slave.empty()) {
       ::setsid();
       int slave = ::open(pty_slave.c_str(), O_RDWR);
@@ -600,14 +614,9 @@ class StepSupervisor {
       const std::string& mode = launch_.stdin_mode();
       bool is_file = in < 0 && !mode.empty() && mode != "all" && mode != "none" &&
                      mode.find_first_not_of("0123456789") != std::string::npos;
-      if (in < 0) {
-        std::string path = is_file ? ExpandOutputPattern(mode, PatternContext(t)) : "/dev/null";
-        in = ::open(path.c_str(), O_RDONLY);
-        if (in < 0) {
-          if (err_fd >= 0) ::dup2(err_fd, 2);
-          fail("Could not open stdin file " + path + ": " + Errstr(errno), 1);
-        }
-      }
+      // A stdin file is opened later, as the user; until then /dev/null.
+      stdin_file = is_file;
+      if (in < 0) in = ::open("/dev/null", O_RDONLY);
       int out = out_fd, err = err_fd;
       // Per-task files (-o/-e) are opened as the user, below.
       if (in != 0) ::dup2(in, 0);
@@ -631,7 +640,20 @@ class StepSupervisor {
       long v = std::strtol(e.c_str() + 12, nullptr, 8);
       if (v >= 0 && v <= 0777) ::umask(static_cast<mode_t>(v));
     }
-    // Output files, as the user.
+    const std::string& work_dir = launch_.work_dir();
+    if (work_dir.empty() || ::chdir(work_dir.c_str()) != 0) {
+      WriteAllFd(2, "shoal-stepd: error: couldn't chdir to `" + work_dir + "': " +
+                        Errstr(work_dir.empty() ? ENOENT : errno) + ": going to /tmp instead\n");
+      if (::chdir("/tmp") != 0) ::_exit(1);
+    }
+    // Files, as the user, relative to the working directory.
+    if (stdin_file) {
+      std::string path = ExpandOutputPattern(launch_.stdin_mode(), PatternContext(t));
+      int fd = ::open(path.c_str(), O_RDONLY);
+      if (fd < 0) fail("Could not open stdin file " + path + ": " + Errstr(errno), 1);
+      ::dup2(fd, 0);
+      ::close(fd);
+    }
     if (pty_slave.empty()) {
       int flags = O_WRONLY | O_CREAT | (launch_.open_mode_append() ? O_APPEND : O_TRUNC);
       if (!launch_.stdout_pattern().empty()) {
@@ -649,12 +671,6 @@ class StepSupervisor {
         ::dup2(fd, 2);
         ::close(fd);
       }
-    }
-    const std::string& work_dir = launch_.work_dir();
-    if (work_dir.empty() || ::chdir(work_dir.c_str()) != 0) {
-      WriteAllFd(2, "shoal-stepd: error: couldn't chdir to `" + work_dir + "': " +
-                        Errstr(work_dir.empty() ? ENOENT : errno) + ": going to /tmp instead\n");
-      if (::chdir("/tmp") != 0) ::_exit(1);
     }
     if (t.local_id < cpu_masks_.size() && !cpu_masks_[t.local_id].empty())
       ApplyCpuMask(cpu_masks_[t.local_id]);

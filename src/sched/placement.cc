@@ -290,11 +290,12 @@ std::optional<Placement> PlaceWith(Plan& plan, const std::vector<NodeView>& node
     if (is_forced) ++seen_forced;
     bool forced_left = seen_forced < forced->size();
     const NodeView& n = nodes[idx];
-    // Leave at least one task for each node still needed to reach min_nodes.
-    uint32_t nodes_after =
-        p.nodes.size() + 1 < plan.min_nodes ? plan.min_nodes - (p.nodes.size() + 1) : 0;
+    // Spread the tasks evenly over the nodes still needed to reach min_nodes, the first ones
+    // taking the remainder (Slurm: -N2 -n3 is 2,1 and -N2 -n4 is 2,2); without -N, fill.
+    uint32_t nodes_left =
+        plan.min_nodes > p.nodes.size() ? plan.min_nodes - static_cast<uint32_t>(p.nodes.size()) : 1;
     uint32_t remaining = plan.tasks > placed ? plan.tasks - placed : 0;
-    uint32_t want = remaining > nodes_after ? remaining - nodes_after : 1;
+    uint32_t want = std::max<uint32_t>((remaining + nodes_left - 1) / nodes_left, 1);
     NodeUse use;
     bool fit = Usable(plan, n) && ChooseTasks(plan, n, want, &use) > 0;
     bool took_gres = fit && ChooseJobGres(plan, n, &use);
