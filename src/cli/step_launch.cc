@@ -387,18 +387,20 @@ class StepRunner {
 
   void Output(const pb::StepIoData& d) {
     int fd = d.stream() == 2 ? 2 : 1;
-    if (!o_.label) {
+    if ((o_.unbuffered || o_.pty) && !o_.label) {
       WriteAll(fd, d.data().data(), d.data().size());
       return;
     }
-    // Labelled output goes out a whole line at a time, "N: " in front.
+    // Output goes out a whole line at a time (tasks never interleave inside a line), with
+    // "N: " in front under -l.
     std::string& partial = partial_[{d.task_id(), fd}];
     partial += d.data();
     size_t start = 0;
     for (;;) {
       size_t nl = partial.find('\n', start);
       if (nl == std::string::npos) break;
-      std::string line = Label(d.task_id()) + partial.substr(start, nl - start + 1);
+      std::string line = (o_.label ? Label(d.task_id()) : std::string()) +
+                         partial.substr(start, nl - start + 1);
       WriteAll(fd, line.data(), line.size());
       start = nl + 1;
     }
@@ -415,7 +417,7 @@ class StepRunner {
   void FlushLabelled() {
     for (auto& [key, partial] : partial_) {
       if (partial.empty()) continue;
-      std::string line = Label(key.first) + partial + "\n";
+      std::string line = (o_.label ? Label(key.first) + partial + "\n" : partial);
       WriteAll(key.second, line.data(), line.size());
       partial.clear();
     }
