@@ -21,13 +21,16 @@ PACKAGES=(
   # libraries
   libprotobuf-dev protobuf-compiler libasio-dev nettle-dev nlohmann-json3-dev libspdlog-dev
   libfmt-dev libsqlite3-dev
+  # PMIx server for srun --mpi=pmix
+  libpmix-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest python3-pytest-timeout
   hyperfine
   # the reference: Slurm's commands and man pages (`man sbatch`), never linked
   slurm-client slurm-wlm-doc man-db
-  # what the integration tests use: ps/pgrep, useradd, runuser/setpriv
-  procps passwd adduser util-linux
+  # what the integration tests use: ps/pgrep, useradd, runuser/setpriv; real MPI (Open MPI with
+  # mpi4py, MPICH) for the srun/mpirun tests
+  procps passwd adduser util-linux openmpi-bin libopenmpi-dev python3-mpi4py mpich libmpich-dev
 )
 
 deps_only=0

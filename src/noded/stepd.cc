@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -293,11 +294,13 @@ class Stepd {
   void Reap() {
     for (;;) {
       int status = 0;
-      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      rusage ru{};
+      pid_t pid = ::wait4(-1, &status, WNOHANG, &ru);
       if (pid <= 0) break;
       if (pid == job_pid_ && !job_exited_) {
         job_exited_ = true;
         wait_status_ = status;
+        usage_ = ru;  // the batch shell and every descendant it waited for
         Log("job %u: batch shell exited, wait status 0x%x", opts_.job_id,
             static_cast<unsigned>(status));
       }
@@ -440,6 +443,9 @@ class Stepd {
     done.set_launch_failed(launch_failed_);
     done.set_failure(failure_);
     done.set_end_time(NowSeconds());
+    done.set_user_cpu_usec(uint64_t(usage_.ru_utime.tv_sec) * 1000000 + usage_.ru_utime.tv_usec);
+    done.set_sys_cpu_usec(uint64_t(usage_.ru_stime.tv_sec) * 1000000 + usage_.ru_stime.tv_usec);
+    done.set_max_rss_kb(static_cast<uint64_t>(usage_.ru_maxrss));
     Status s = WriteFileAtomic(job_dir_ + "/" + kDoneFile, done.SerializeAsString(), 0600);
     if (!s.ok()) Log("job %u: cannot write %s: %s", opts_.job_id, kDoneFile, s.message().c_str());
     Log("job %u: done, exit status 0x%x%s%s%s", opts_.job_id,
@@ -508,6 +514,7 @@ class Stepd {
   bool exiting_ = false;
   bool terminating_ = false;
   int wait_status_ = 0;
+  rusage usage_{};
   std::string term_reason_;
   bool launch_failed_ = false;
   std::string failure_;
