@@ -110,7 +110,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   uint32_t cpt = std::max<uint32_t>(spec.cpus_per_task(), 1);
   job.set_num_nodes(nodes);
   job.set_num_tasks(tasks);
-  job.set_num_cpus(tasks * cpt);
+  job.set_num_cpus(spec.overcommit() && !spec.exclusive() ? nodes * cpt : tasks * cpt);
   job.set_array_task_id(kNoArrayTask);
   job.set_requeue(spec.requeue() == 1 ||
                   (spec.requeue() == -1 && conf_.Get("JobRequeue", "1") != "0"));

@@ -73,6 +73,11 @@ Result<sched::JobShape> Controller::ParseShape(const pb::JobSpec& s) const {
   shape.num_tasks = s.num_tasks();
   shape.cpus_per_task = std::max<uint32_t>(s.cpus_per_task(), 1);
   shape.ntasks_per_node = s.ntasks_per_node();
+  if (s.overcommit() && !s.exclusive()) {
+    // -O: "resources are allocated as if only one task per node is requested" (man sbatch).
+    shape.num_tasks = s.min_nodes() ? s.min_nodes() : (s.num_tasks() ? 1 : 0);
+    shape.ntasks_per_node = 0;
+  }
   shape.mem_per_node_mb = s.mem_per_node_mb();
   shape.mem_per_cpu_mb = s.mem_per_cpu_mb();
   shape.mem_whole_node = s.mem_whole_node();
