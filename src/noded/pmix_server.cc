@@ -20,6 +20,8 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "noded/pmix_dl.h"
+
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -320,6 +322,7 @@ void ReleaseFenceBuffer(void* cbdata) { delete static_cast<std::string*>(cbdata)
 
 Result<std::unique_ptr<PmixServer>> PmixServer::Start(const PmixStepInfo& info, PmixCallbacks cb) {
   if (Status st = ValidatePmixStepInfo(info); !st.ok()) return st;
+  if (std::string why; !pmixdl::Load(&why)) return Error(ErrorCode::kNotSupported, "pmix: " + why);
   if (!cb.post) return InvalidArgument("pmix: PmixCallbacks.post is required");
   if (info.tmpdir.empty() || info.tmpdir[0] != '/') {
     return InvalidArgument("pmix: tmpdir must be an absolute path");
