@@ -84,10 +84,12 @@ Result<Allocation> Allocate(const ClientContext& ctx, pb::JobSpec spec,
   return a;
 }
 
-void Release(const ClientContext& ctx, Allocation& a, int32_t exit_status) {
+void Release(const ClientContext& ctx, Allocation& a, int32_t exit_status,
+             const pb::StepCompleteRequest* step) {
   pb::Request req;
   req.mutable_release_allocation()->set_job_id(a.job.job_id());
   req.mutable_release_allocation()->set_exit_status(exit_status);
+  if (step) *req.mutable_release_allocation()->mutable_step() = *step;
   (void)CallControllerRaw(ctx, req);
   a.conn = RpcClient();
 }

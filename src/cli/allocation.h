@@ -33,6 +33,8 @@ Result<Allocation> Allocate(const ClientContext& ctx, pb::JobSpec spec,
                             const AllocateOptions& options);
 
 // Ends the allocation (exit status of the command that used it); closes the held connection.
-void Release(const ClientContext& ctx, Allocation& allocation, int32_t exit_status);
+// `step`: the end of the step that used it (srun), recorded in the same write.
+void Release(const ClientContext& ctx, Allocation& allocation, int32_t exit_status,
+             const pb::StepCompleteRequest* step = nullptr);
 
 }  // namespace shoal::cli

@@ -49,8 +49,9 @@ int RunSrun(const ClientContext& ctx, SrunInvocation& inv) {
     inv.step.create.set_job_id(*inv.job_id);
   }
   inv.step.environment = env;
-  int rc = RunStep(ctx, inv.step);
-  if (alloc) Release(ctx, *alloc, rc == 0 ? 0 : (rc & 0xff) << 8);
+  pb::StepCompleteRequest end;
+  int rc = RunStep(ctx, inv.step, alloc ? &end : nullptr);
+  if (alloc) Release(ctx, *alloc, rc == 0 ? 0 : (rc & 0xff) << 8, end.job_id() ? &end : nullptr);
   return rc;
 }
 

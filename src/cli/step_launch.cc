@@ -94,9 +94,10 @@ class RawTerminal {
 
 class StepRunner {
  public:
-  StepRunner(const ClientContext& ctx, const StepLaunchOptions& o)
+  StepRunner(const ClientContext& ctx, const StepLaunchOptions& o, pb::StepCompleteRequest* end)
       : ctx_(ctx),
         o_(o),
+        end_(end),
         signals_(io_, SIGINT, SIGTERM, SIGHUP),
         more_signals_(io_, SIGQUIT, SIGUSR1, SIGUSR2),
         winch_(io_, SIGWINCH),
@@ -240,6 +241,10 @@ class StepRunner {
     c->set_user_cpu_usec(user);
     c->set_sys_cpu_usec(sys);
     c->set_max_rss_kb(rss);
+    if (end_) {
+      *end_ = *c;
+      return;
+    }
     (void)CallControllerRaw(ctx_, req);
   }
 
@@ -725,6 +730,7 @@ class StepRunner {
 
   const ClientContext& ctx_;
   const StepLaunchOptions& o_;
+  pb::StepCompleteRequest* end_;
   asio::io_context io_;
   asio::signal_set signals_, more_signals_, winch_;
   asio::steady_timer hello_timer_, wait_timer_, status_timer_;
@@ -769,8 +775,9 @@ std::string LocalAddressToward(const std::string& host) {
   return out;
 }
 
-int RunStep(const ClientContext& ctx, const StepLaunchOptions& options) {
-  StepRunner runner(ctx, options);
+int RunStep(const ClientContext& ctx, const StepLaunchOptions& options,
+            pb::StepCompleteRequest* end) {
+  StepRunner runner(ctx, options, end);
   return runner.Run();
 }
 

@@ -38,7 +38,10 @@ struct StepLaunchOptions {
 
 // Runs the step; returns srun's exit code: the highest task exit code, 128+signal for a task
 // killed by a signal, 1 when the step could not be created or launched (after printing why).
-int RunStep(const ClientContext& ctx, const StepLaunchOptions& options);
+// With `end`, the step's completion is left there for the caller to send (srun outside a job
+// sends it with the allocation's release: one controller write instead of two).
+int RunStep(const ClientContext& ctx, const StepLaunchOptions& options,
+            pb::StepCompleteRequest* end = nullptr);
 
 // The local address the nodes can reach us on: the source address of a route to the
 // controller ("127.0.0.1" on a one-host cluster).

@@ -13,6 +13,9 @@
 
 namespace shoal::ctld {
 
+// How far a running job's step numbering skips after a controller restart (see LoadState).
+constexpr uint32_t kStepIdSkipAfterRestart = 100;
+
 Controller::Controller(asio::io_context& io, ControllerOptions options, SlurmConf conf,
                        ClusterKey key)
     : io_(io),
@@ -220,7 +223,13 @@ void Controller::LoadState() {
     IndexArrayTask(job);
     if (job.state() == pb::JOB_PENDING) AddPending(job);
     // Resources stay allocated to running and completing jobs until their nodes report back.
-    if (HoldsNodes(job)) RebookAfterRestart(job);
+    if (HoldsNodes(job)) {
+      RebookAfterRestart(job);
+      // Steps are answered before they are durable: never hand out an id again that a step
+      // created just before a crash may already hold on the nodes.
+      if (job.next_step_id() > 0)
+        job.set_next_step_id(job.next_step_id() + kStepIdSkipAfterRestart);
+    }
   }
   // Nodes get a full SlurmdTimeout from now to re-register before they are declared down.
   auto steady = std::chrono::duration_cast<std::chrono::seconds>(

@@ -127,6 +127,7 @@ class Controller {
   void StepComplete(const pb::Credential& cred, const pb::StepCompleteRequest& req,
                     Responder respond);
   void EndSteps(pb::JobRecord& job, int64_t now);
+  void ApplyStepCompletion(pb::StepRecord& step, const pb::StepCompleteRequest& req);
   pb::Response QuerySteps(const pb::StepQueryRequest& req);
   pb::JobResult CancelStep(const pb::Credential& cred, const std::string& id_text,
                            int32_t signal);

@@ -149,6 +149,11 @@ void Controller::ReleaseAllocation(const pb::Credential& cred,
     return;
   }
   alloc_holders_.erase(job->job_id());
+  if (req.has_step()) {
+    // srun outside a job: its one step ends with the allocation (one write for both).
+    if (pb::StepRecord* step = FindStep(*job, req.step().step_id()))
+      ApplyStepCompletion(*step, req.step());
+  }
   if (IsFinished(job->state()) || job->completing()) {
     respond(pb::Response());  // already over (time limit, scancel): nothing to release
     return;
@@ -305,7 +310,10 @@ void Controller::CreateStep(const pb::Credential& cred, const pb::StepCreateRequ
       a->set_port(nodes_[idx].rec.port());
     }
   }
-  PersistJob(*job, [respond, r] { respond(r); });
+  // Answered before the record is durable: a step is recreated by its srun, not by a restart.
+  // Its id must still never be handed out twice, which LoadState ensures by skipping ahead.
+  PersistJob(*job);
+  respond(r);
 }
 
 void Controller::StepComplete(const pb::Credential& cred, const pb::StepCompleteRequest& req,
@@ -330,29 +338,37 @@ void Controller::StepComplete(const pb::Credential& cred, const pb::StepComplete
     if (std::find(step->nodes_done().begin(), step->nodes_done().end(), req.node_name()) ==
         step->nodes_done().end())
       step->add_nodes_done(req.node_name());
-    step->set_user_cpu_usec(std::max(step->user_cpu_usec(), req.user_cpu_usec()));
     if (step->state() == pb::JOB_RUNNING && step->nodes_done_size() >= step->nodes_size()) {
       // srun never reported (killed): every node is done, so the step is over.
       step->set_state(pb::JOB_CANCELLED);
       step->set_end_time(Now());
+      step->set_user_cpu_usec(req.user_cpu_usec());
+      step->set_sys_cpu_usec(req.sys_cpu_usec());
+      PersistJob(*job, [respond] { respond(pb::Response()); });
+      return;
     }
-    PersistJob(*job, [respond] { respond(pb::Response()); });
+    // Progress only (srun reports the step's end itself): nothing worth a disk write.
+    respond(pb::Response());
     return;
   }
-  if (step->state() == pb::JOB_RUNNING) {
-    step->set_state(StepEndState(req.exit_status(), req.cancelled()));
-    step->set_end_time(Now());
-  }
-  step->set_exit_status(req.exit_status());
-  step->set_user_cpu_usec(req.user_cpu_usec());
-  step->set_sys_cpu_usec(req.sys_cpu_usec());
-  step->set_max_rss_kb(req.max_rss_kb());
-  step->set_max_rss_node(req.max_rss_node());
-  step->set_max_rss_task(req.max_rss_task());
+  ApplyStepCompletion(*step, req);
   PersistJob(*job, [this, respond] {
     respond(pb::Response());
     ScheduleSoon();
   });
+}
+
+void Controller::ApplyStepCompletion(pb::StepRecord& step, const pb::StepCompleteRequest& req) {
+  if (step.state() == pb::JOB_RUNNING) {
+    step.set_state(StepEndState(req.exit_status(), req.cancelled()));
+    step.set_end_time(Now());
+  }
+  step.set_exit_status(req.exit_status());
+  step.set_user_cpu_usec(req.user_cpu_usec());
+  step.set_sys_cpu_usec(req.sys_cpu_usec());
+  step.set_max_rss_kb(req.max_rss_kb());
+  step.set_max_rss_node(req.max_rss_node());
+  step.set_max_rss_task(req.max_rss_task());
 }
 
 // Steps still running when their job ends end with it.
