@@ -15,8 +15,7 @@ void Cancel(const ClientContext& ctx, uint32_t job_id) {
 
 }  // namespace
 
-Result<Allocation> Allocate(const ClientContext& ctx, pb::JobSpec spec,
-                            const AllocateOptions& o) {
+Result<Allocation> Allocate(const ClientContext& ctx, pb::JobSpec spec, const AllocateOptions& o) {
   spec.set_interactive(true);
   pb::Request submit;
   *submit.mutable_submit_job()->mutable_spec() = std::move(spec);
@@ -44,22 +43,21 @@ Result<Allocation> Allocate(const ClientContext& ctx, pb::JobSpec spec,
   auto id = conn->SendRaw(body, *cred, 10000);
   if (!id) return id.status();
   // The scheduler normally answers within milliseconds; after a second, say the job waits.
-  int first_wait_ms = o.immediate_s ? static_cast<int>(std::max<uint32_t>(*o.immediate_s, 1) * 1000)
-                                    : 1000;
+  int first_wait_ms =
+      o.immediate_s ? static_cast<int>(std::max<uint32_t>(*o.immediate_s, 1) * 1000) : 1000;
   bool queued = false;
   if (!conn->Readable(first_wait_ms)) {
     if (o.immediate_s) {
       Cancel(ctx, job_id);
       return Error(ErrorCode::kNodesBusy,
-                   o.is_salloc
-                       ? "Unable to allocate resources: Immediate execution impossible, "
-                         "insufficient priority"
-                       : "Unable to allocate resources: Requested nodes are busy");
+                   o.is_salloc ? "Unable to allocate resources: Immediate execution impossible, "
+                                 "insufficient priority"
+                               : "Unable to allocate resources: Requested nodes are busy");
     }
-    if (o.is_salloc && !o.quiet) std::fprintf(stderr, "%s: Pending job allocation %u\n", o.prog.c_str(), job_id);
+    if (o.is_salloc && !o.quiet)
+      std::fprintf(stderr, "%s: Pending job allocation %u\n", o.prog.c_str(), job_id);
     if (!o.quiet)
-      std::fprintf(stderr, "%s: job %u queued and waiting for resources\n", o.prog.c_str(),
-                   job_id);
+      std::fprintf(stderr, "%s: job %u queued and waiting for resources\n", o.prog.c_str(), job_id);
     queued = true;
   }
   auto resp = conn->Receive(*id, 0x7fffffff);

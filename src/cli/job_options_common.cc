@@ -38,7 +38,6 @@ const OptionDef* FindShort(std::span<const OptionDef> table, char c) {
 }
 
 OptionSetting MakeSetting(const OptionDef& def, std::optional<std::string> value) {
-  // Messages name an option by its first (canonical) long name, not by the alias used.
   OptionSetting s;
   s.id = def.id;
   s.name = std::string(def.name);
@@ -56,7 +55,15 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& args,
     return std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end();
   };
   auto add = [&](const OptionDef& def, std::optional<std::string> value) {
-    const OptionDef* canonical = FindOptionById(table, def.id);
+    const OptionDef* canonical = &def;
+    if (def.alias) {
+      for (const auto& d : table) {
+        if (d.id == def.id && !d.alias) {
+          canonical = &d;
+          break;
+        }
+      }
+    }
     out.settings.push_back(MakeSetting(*canonical, std::move(value)));
     if (stops(def.id)) out.stopped_by = def.id;
   };
@@ -83,9 +90,10 @@ Result<ParsedOptions> ParseOptions(const std::vector<std::string>& args,
           break;
         }
         if (!name.empty() && d.name.substr(0, name.size()) == name) {
-          // Like glibc, aliases that mean the same option do not make a prefix ambiguous.
+          // Like glibc, two spellings of one option do not make a prefix ambiguous.
           bool same = false;
-          for (const OptionDef* c : candidates) same = same || (c->id == d.id && c->arg == d.arg);
+          for (const OptionDef* c : candidates)
+            same = same || ((c->alias || d.alias) && c->id == d.id && c->arg == d.arg);
           if (!same) candidates.push_back(&d);
         }
       }
@@ -513,11 +521,9 @@ Result<std::vector<std::string>> ApplyExport(std::string_view prog, std::string_
 // Job-allocation options shared by srun and salloc
 // ---------------------------------------------------------------------------------------------
 
-AllocationState NewAllocationState(std::string_view prog, std::string_view env_prefix,
-                                   int64_t now) {
+AllocationState NewAllocationState(std::string_view prog, int64_t now) {
   AllocationState st;
   st.prog = prog;
-  st.env_prefix = env_prefix;
   st.now = now;
   st.spec.set_time_limit(kTimeNoVal);
   st.spec.set_time_min(kTimeNoVal);
@@ -625,7 +631,6 @@ Status ApplyAllocationOption(AllocationState& st, const OptionSetting& s, OptSou
         if (!v) return ProgError(prog, "Invalid numeric value \"" + value + "\" for immediate.");
         secs = *v;
       }
-      st.immediate_given = true;
       spec.set_immediate_s(static_cast<uint32_t>(secs));
       break;
     }
@@ -687,7 +692,6 @@ Status ApplyAllocationOption(AllocationState& st, const OptionSetting& s, OptSou
     case kAllocNodes:
       if (Status e = ParseNodes(prog, value, spec); !e.ok()) return e;
       st.nodes_given = true;
-      st.nodes_source = source;
       break;
     case kAllocNtasks:
       st.ntasks_given = true;
@@ -766,9 +770,9 @@ Status FinishAllocation(AllocationState& st) {
     return Fatal(st.prog, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
   }
   if (given(cmd) == 0 && given(env) > 1) {
-    std::string p(st.env_prefix);
-    return Fatal(st.prog, p + "_MEM_PER_CPU, " + p + "_MEM_PER_GPU, and " + p +
-                              "_MEM_PER_NODE are mutually exclusive.");
+    return Fatal(st.prog,
+                 "SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are mutually "
+                 "exclusive.");
   }
   const auto& mem = st.mem[given(cmd) ? cmd : env];
   if (mem[0]) {

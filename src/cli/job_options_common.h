@@ -40,7 +40,9 @@ struct OptionDef {
   std::string_view name;  // long name without "--"
   char short_name;        // 0 = none
   OptArg arg;
-  int id;  // several names may share an id (aliases such as cpu-bind/cpu_bind)
+  int id;              // distinct options may share an id (say, all the ignored ones)
+  bool alias = false;  // another spelling of the option listed first with this id
+                       // (cpu_bind for cpu-bind): settings and messages use that name
 };
 
 // One option occurrence, as given on the command line, in a directive or by a variable.
@@ -60,8 +62,8 @@ struct ParsedOptions {
 // ends the scan at once; it is the last setting. Errors carry glibc's text without the program
 // prefix: "unrecognized option '--foo'", "invalid option -- 'y'", "option '--ntasks' requires an
 // argument", "option requires an argument -- 'n'", "option '--label' doesn't allow an argument",
-// "option '--cpu' is ambiguous; possibilities: '--cpu-bind' '--cpu-freq'" (aliases of one id
-// count once, under the first name in the table).
+// "option '--cpu' is ambiguous; possibilities: '--cpu-bind' '--cpu-freq'" (an alias and the
+// option it spells count once).
 Result<ParsedOptions> ParseOptions(const std::vector<std::string>& args,
                                    std::span<const OptionDef> table,
                                    std::span<const int> stop_ids = {});
@@ -194,22 +196,19 @@ enum class OptSource { kEnv = 0, kCmdline = 1 };
 
 // What the shared options leave behind, besides the spec.
 struct AllocationState {
-  std::string_view prog;        // "srun" / "salloc": message prefix
-  std::string_view env_prefix;  // "SLURM" / "SALLOC": names the memory variables in messages
-  int64_t now = 0;              // for --begin/--deadline
-  pb::JobSpec spec;             // time_limit/time_min start at kTimeNoVal
+  std::string_view prog;  // "srun" / "salloc": message prefix
+  int64_t now = 0;        // for --begin/--deadline
+  pb::JobSpec spec;       // time_limit/time_min start at kTimeNoVal
   bool name_given = false;
-  std::optional<std::string> chdir;          // -D as given (resolve against the cwd)
-  std::optional<std::string> gpus_per_node;  // folded into spec.gres by FinishAllocation
-  std::optional<std::string> distribution;   // canonical -m value
+  std::optional<std::string> chdir;           // -D as given (resolve against the cwd)
+  std::optional<std::string> gpus_per_node;   // folded into spec.gres by FinishAllocation
+  std::optional<std::string> distribution;    // canonical -m value
   std::optional<std::string> plane_size_env;  // SLURM_DIST_PLANESIZE
   bool no_kill = false;                       // -k/--no-kill
   bool nodes_given = false;
-  OptSource nodes_source = OptSource::kEnv;
   bool ntasks_given = false;
   bool cpus_per_task_given = false;
   bool ntasks_per_node_given = false;
-  bool immediate_given = false;
   bool quiet = false;
   int verbose = 0;
   // --mem, --mem-per-cpu, --mem-per-gpu by source; resolved by FinishAllocation.
@@ -218,8 +217,7 @@ struct AllocationState {
 };
 
 // A fresh state: spec.time_limit = spec.time_min = kTimeNoVal, requeue = -1, interactive.
-AllocationState NewAllocationState(std::string_view prog, std::string_view env_prefix,
-                                   int64_t now);
+AllocationState NewAllocationState(std::string_view prog, int64_t now);
 
 // Applies one shared option (an AllocOpt id). Returns with *handled = false, and changes
 // nothing, for any other id.
@@ -227,8 +225,9 @@ Status ApplyAllocationOption(AllocationState& st, const OptionSetting& s, OptSou
                              bool* handled);
 
 // After all settings: resolves --mem/--mem-per-cpu/--mem-per-gpu (the command line replaces the
-// environment; two at one level are an error, in Slurm's words), rejects -v with -Q, and folds
-// --gpus-per-node into spec.gres.
+// environment; two at one level are an error, in Slurm's words, which name the SLURM_MEM_*
+// variables for salloc's SALLOC_MEM_* too), rejects -v with -Q, and folds --gpus-per-node into
+// spec.gres.
 Status FinishAllocation(AllocationState& st);
 
 }  // namespace jobopt

@@ -83,14 +83,8 @@ enum Opt : int {
   kSilentlyIgnored,  // accepted and ignored (tuning that has no meaning here)
 };
 
-enum class Arg { kNone, kRequired, kOptional };
-
-struct OptDef {
-  std::string_view name;  // long name without "--"
-  char short_name;        // 0 = none
-  Arg arg;
-  Opt id;
-};
+using Arg = jobopt::OptArg;
+using OptDef = jobopt::OptionDef;
 
 // Sorted by name only for readability; lookups are linear (the table is small).
 constexpr OptDef kOptions[] = {
@@ -198,17 +192,7 @@ constexpr OptDef kOptions[] = {
     {"wrap", 0, Arg::kRequired, kWrap},
 };
 
-const OptDef* FindById(int id) {
-  for (const auto& d : kOptions)
-    if (d.id == id) return &d;
-  return nullptr;
-}
-
-const OptDef* FindShort(char c) {
-  for (const auto& d : kOptions)
-    if (d.short_name == c) return &d;
-  return nullptr;
-}
+const OptDef* FindById(int id) { return jobopt::FindOptionById(kOptions, id); }
 
 // Input environment variables (man sbatch, INPUT ENVIRONMENT VARIABLES) that map to options we
 // implement. kFlag: set when empty, "yes" or a non-zero number.
@@ -256,106 +240,22 @@ constexpr EnvDef kEnvVars[] = {
 // Small helpers
 // ---------------------------------------------------------------------------------------------
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  }
-  return true;
-}
+using jobopt::Basename;
+using jobopt::EnvFlagSet;
+using jobopt::EqualsIgnoreCase;
+using jobopt::FindEnv;
+using jobopt::IsSpace;
+using jobopt::ParseSigned;
+using jobopt::ParseUnsigned;
+using jobopt::ResolvePath;
+using jobopt::Split;
+using jobopt::Trim;
+using jobopt::ValidMailType;
+using jobopt::VarName;
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
+constexpr std::string_view kProg = "sbatch";
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    size_t pos = s.find(sep, start);
-    if (pos == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return out;
-    }
-    out.push_back(s.substr(start, pos - start));
-    start = pos + 1;
-  }
-}
-
-// Unsigned decimal, whole string, no sign, no overflow past `max`.
-std::optional<uint64_t> ParseUnsigned(std::string_view s,
-                                      uint64_t max = std::numeric_limits<uint32_t>::max()) {
-  if (s.empty()) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-    if (v > max) return std::nullopt;
-  }
-  return v;
-}
-
-// Signed decimal, whole string.
-std::optional<int64_t> ParseSigned(std::string_view s) {
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  auto v = ParseUnsigned(s, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
-  if (!v) return std::nullopt;
-  return neg ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v);
-}
-
-bool IsVarName(std::string_view s) {
-  if (s.empty()) return false;
-  if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
-
-std::string_view VarName(std::string_view entry) {
-  size_t eq = entry.find('=');
-  return eq == std::string_view::npos ? entry : entry.substr(0, eq);
-}
-
-const std::string* FindEnv(const std::vector<std::string>& env, std::string_view name) {
-  for (const auto& e : env)
-    if (VarName(e) == name && e.size() > name.size()) return &e;
-  return nullptr;
-}
-
-Status SbatchError(std::string text) { return InvalidArgument("sbatch: error: " + text); }
-
-std::string Basename(std::string_view path) {
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  size_t slash = path.rfind('/');
-  if (slash != std::string_view::npos && path.size() > 1) path = path.substr(slash + 1);
-  return std::string(path);
-}
-
-// Joins a relative path onto `base` and removes "." components and doubled slashes.
-std::string ResolvePath(std::string_view base, std::string_view path) {
-  std::string joined = (!path.empty() && path[0] == '/')
-                           ? std::string(path)
-                           : std::string(base) + "/" + std::string(path);
-  std::string out;
-  for (std::string_view part : Split(joined, '/')) {
-    if (part.empty() || part == ".") continue;
-    out += '/';
-    out += part;
-  }
-  return out.empty() ? "/" : out;
-}
+Status SbatchError(std::string text) { return jobopt::ProgError(kProg, text); }
 
 // ---------------------------------------------------------------------------------------------
 // getopt_long-like parsing
@@ -388,93 +288,17 @@ std::optional<SbatchAction> ActionOf(int id) {
   }
 }
 
+constexpr int kStopIds[] = {kHelp, kUsage, kVersion};
+
 // Errors carry getopt's text without the "sbatch: " prefix.
 Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args, bool stop_at_action) {
+  auto parsed = jobopt::ParseOptions(
+      args, kOptions, stop_at_action ? std::span<const int>(kStopIds) : std::span<const int>());
+  if (!parsed.ok()) return parsed.status();
   ParsedArgs out;
-  size_t i = 0;
-  auto add = [&](const OptDef& def, std::optional<std::string> value) {
-    out.settings.push_back(MakeSetting(def, std::move(value)));
-    if (auto action = ActionOf(def.id); action && stop_at_action && !out.action)
-      out.action = action;
-  };
-  while (i < args.size()) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
-      std::string_view body = std::string_view(a).substr(2);
-      std::optional<std::string> value;
-      size_t eq = body.find('=');
-      std::string_view name = body;
-      if (eq != std::string_view::npos) {
-        name = body.substr(0, eq);
-        value = std::string(body.substr(eq + 1));
-      }
-      const OptDef* def = nullptr;
-      std::vector<const OptDef*> candidates;
-      for (const auto& d : kOptions) {
-        if (d.name == name) {
-          def = &d;
-          break;
-        }
-        if (!name.empty() && d.name.substr(0, name.size()) == name) candidates.push_back(&d);
-      }
-      if (!def && candidates.size() == 1) def = candidates[0];
-      if (!def && candidates.size() > 1) {
-        std::string msg = "option '" +
-                          a.substr(0, eq == std::string_view::npos ? a.size() : eq + 2) +
-                          "' is ambiguous; possibilities:";
-        for (const OptDef* c : candidates) msg += " '--" + std::string(c->name) + "'";
-        return InvalidArgument(msg);
-      }
-      if (!def) return InvalidArgument("unrecognized option '" + a + "'");
-      if (def->arg == Arg::kNone && value) {
-        return InvalidArgument("option '--" + std::string(def->name) +
-                               "' doesn't allow an argument");
-      }
-      if (def->arg == Arg::kRequired && !value) {
-        if (i + 1 >= args.size()) {
-          return InvalidArgument("option '--" + std::string(def->name) + "' requires an argument");
-        }
-        value = args[++i];
-      }
-      add(*def, std::move(value));
-      ++i;
-      if (out.action) return out;
-      continue;
-    }
-    if (a.size() > 1 && a[0] == '-') {
-      for (size_t j = 1; j < a.size(); ++j) {
-        const OptDef* def = FindShort(a[j]);
-        if (!def) return InvalidArgument(std::string("invalid option -- '") + a[j] + "'");
-        if (def->arg == Arg::kRequired) {
-          std::optional<std::string> value;
-          if (j + 1 < a.size()) {
-            value = a.substr(j + 1);
-          } else if (i + 1 < args.size()) {
-            value = args[++i];
-          } else {
-            return InvalidArgument(std::string("option requires an argument -- '") + a[j] + "'");
-          }
-          add(*def, std::move(value));
-          break;
-        }
-        if (def->arg == Arg::kOptional && j + 1 < a.size()) {
-          add(*def, a.substr(j + 1));
-          break;
-        }
-        add(*def, std::nullopt);
-        if (out.action) break;
-      }
-      ++i;
-      if (out.action) return out;
-      continue;
-    }
-    break;  // first non-option argument: the script
-  }
-  out.rest = i;
+  out.settings = std::move(parsed->settings);
+  out.rest = parsed->rest;
+  if (parsed->stopped_by) out.action = ActionOf(parsed->stopped_by);
   return out;
 }
 
@@ -495,55 +319,12 @@ struct BuildState {
   int64_t now = 0;
 };
 
-Status BadNumber(const std::string& value, std::string_view option) {
-  return SbatchError("Invalid numeric value \"" + value + "\" for --" + std::string(option) + ".");
-}
-
-// Positive 32-bit count.
 Result<uint32_t> PositiveCount(const std::string& value, std::string_view option) {
-  auto v = ParseUnsigned(Trim(value));
-  if (!v || *v == 0) return BadNumber(value, option);
-  return static_cast<uint32_t>(*v);
-}
-
-// Node count with an optional k (x1024) or m (x1048576) suffix.
-std::optional<uint32_t> ParseNodeCount(std::string_view s) {
-  uint64_t mult = 1;
-  if (!s.empty() && (s.back() == 'k' || s.back() == 'K')) {
-    mult = 1024;
-    s.remove_suffix(1);
-  } else if (!s.empty() && (s.back() == 'm' || s.back() == 'M')) {
-    mult = 1024 * 1024;
-    s.remove_suffix(1);
-  }
-  auto v = ParseUnsigned(s);
-  if (!v || *v * mult > std::numeric_limits<uint32_t>::max()) return std::nullopt;
-  return static_cast<uint32_t>(*v * mult);
+  return jobopt::PositiveCount(kProg, value, option);
 }
 
 Status ParseNodes(const std::string& value, pb::JobSpec& spec) {
-  std::string_view s = Trim(value);
-  std::string_view lo = s, hi;
-  size_t dash = s.find('-');
-  if (dash != std::string_view::npos) {
-    lo = s.substr(0, dash);
-    hi = s.substr(dash + 1);
-  }
-  auto min = ParseNodeCount(lo);
-  std::optional<uint32_t> max = min;
-  if (dash != std::string_view::npos)
-    max = hi.empty() ? std::optional<uint32_t>(0) : ParseNodeCount(hi);
-  // Slurm's own wording for each problem.
-  if (!min) return SbatchError("\"" + std::string(lo) + "\" is not a valid node count");
-  if (!max) return SbatchError("\"" + std::string(hi) + "\" is not a valid node count");
-  if (*max != 0 && *max < *min) {
-    return SbatchError("Maximum node count " + std::to_string(*max) +
-                       " is less than minimum node count " + std::to_string(*min));
-  }
-  if (*min == 0) return SbatchError("Invalid node count specification: " + value);
-  spec.set_min_nodes(*min);
-  spec.set_max_nodes(*max);
-  return Status::Ok();
+  return jobopt::ParseNodes(kProg, value, spec);
 }
 
 // --array: "0-15", "0,6,16-32", "0-15:4", "0-15%4".
@@ -579,51 +360,9 @@ bool ValidArray(std::string_view s) {
   return true;
 }
 
-bool ValidMailType(std::string_view s) {
-  static constexpr std::string_view kTypes[] = {
-      "NONE",          "BEGIN",          "END",        "FAIL",       "REQUEUE",
-      "ALL",           "INVALID_DEPEND", "STAGE_OUT",  "TIME_LIMIT", "TIME_LIMIT_90",
-      "TIME_LIMIT_80", "TIME_LIMIT_50",  "ARRAY_TASKS"};
-  if (s.empty()) return false;
-  for (std::string_view item : Split(s, ',')) {
-    bool ok = false;
-    for (std::string_view t : kTypes) ok = ok || EqualsIgnoreCase(item, t);
-    if (!ok) return false;
-  }
-  return true;
-}
-
 // --signal=[{R|B}:]<sig_num>[@sig_time]
 Status ParseSignalSpec(const std::string& value, pb::JobSpec& spec) {
-  std::string_view s = value;
-  bool batch_only = false;
-  size_t colon = s.find(':');
-  if (colon != std::string_view::npos) {
-    std::string_view flags = s.substr(0, colon);
-    if (flags.empty()) return SbatchError("Invalid --signal specification");
-    for (char c : flags) {
-      if (c == 'B' || c == 'b') {
-        batch_only = true;
-      } else if (c != 'R' && c != 'r') {
-        return SbatchError("Invalid --signal specification");
-      }
-    }
-    s = s.substr(colon + 1);
-  }
-  uint64_t when = 60;
-  size_t at = s.find('@');
-  if (at != std::string_view::npos) {
-    auto t = ParseUnsigned(s.substr(at + 1), 65535);
-    if (!t) return SbatchError("Invalid --signal specification");
-    when = *t;
-    s = s.substr(0, at);
-  }
-  auto sig = ParseSignal(s);
-  if (!sig.ok() || *sig <= 0) return SbatchError("Invalid --signal specification");
-  spec.set_warn_signal(*sig);
-  spec.set_warn_time(static_cast<uint32_t>(when));
-  spec.set_warn_batch_only(batch_only);
-  return Status::Ok();
+  return jobopt::ParseSignalSpec(kProg, value, spec);
 }
 
 std::string OutputPattern(const std::string& value) {
@@ -721,26 +460,8 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
       spec.set_mem_per_gpu_mb(*mb);
       break;
     }
-    case kSwitches: {
-      // --switches=count[@max-time-to-wait]
-      std::string count = value, wait;
-      if (auto at = value.find('@'); at != std::string::npos) {
-        count = value.substr(0, at);
-        wait = value.substr(at + 1);
-      }
-      auto n = ParseUnsigned(Trim(count));
-      if (!n) return SbatchError("Invalid --switches specification: " + value);
-      spec.set_switches(static_cast<uint32_t>(*n));
-      if (!wait.empty()) {
-        auto seconds = ParseDurationSeconds(wait);
-        if (!seconds.ok() || *seconds < 0)
-          return SbatchError("Invalid --switches specification: " + value);
-        // Stored +1 so that an explicit "@0" (do not wait) differs from "not given" (0).
-        spec.set_switches_wait_s(static_cast<uint32_t>(std::min<int64_t>(*seconds, 0xfffffffe)) +
-                                 1);
-      }
-      break;
-    }
+    case kSwitches:
+      return jobopt::ParseSwitches(kProg, value, spec);
     case kGpusPerNode:
       if (value.empty()) return SbatchError("Invalid --gpus-per-node specification: empty");
       st.gpus_per_node = value;
@@ -918,13 +639,6 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
   return Status::Ok();
 }
 
-// A flag variable is "set" when empty, "yes" or a non-zero number.
-bool EnvFlagSet(std::string_view v) {
-  if (v.empty() || EqualsIgnoreCase(v, "yes")) return true;
-  auto n = ParseSigned(v);
-  return n && *n != 0;
-}
-
 Result<std::vector<SbatchSetting>> EnvSettings(const std::vector<std::string>& env) {
   std::vector<SbatchSetting> out;
   for (const EnvDef& d : kEnvVars) {
@@ -1100,62 +814,7 @@ Result<std::vector<std::vector<std::string>>> ExtractDirectives(std::string_view
 
 Result<std::vector<std::string>> ApplyExport(std::string_view export_spec,
                                              const std::vector<std::string>& environment) {
-  bool all = false, none = false;
-  std::vector<std::string> items;  // "NAME" or "NAME=value"
-  for (std::string_view piece : Split(export_spec, ',')) {
-    if (piece.empty()) continue;
-    if (EqualsIgnoreCase(piece, "ALL")) {
-      all = true;
-      continue;
-    }
-    if (EqualsIgnoreCase(piece, "NONE")) {
-      none = true;
-      continue;
-    }
-    if (IsVarName(VarName(piece))) {
-      items.emplace_back(piece);
-    } else if (!items.empty() && items.back().find('=') != std::string::npos) {
-      items.back() += ',';  // a comma inside the previous value
-      items.back() += piece;
-    } else {
-      return SbatchError("Invalid --export specification: '" + std::string(piece) +
-                         "' is not a variable name");
-    }
-  }
-  if (all && none) return SbatchError("Invalid --export specification: ALL and NONE are exclusive");
-  if (!all && !none && items.empty()) {
-    return SbatchError("Invalid --export specification: \"" + std::string(export_spec) + "\"");
-  }
-  std::vector<std::string> out;
-  if (all) {
-    out = environment;
-    for (const auto& item : items) {
-      // man sbatch: with ALL, the user's environment takes precedence over explicit values.
-      if (item.find('=') != std::string::npos && !FindEnv(out, VarName(item))) out.push_back(item);
-    }
-    return out;
-  }
-  for (const auto& e : environment)
-    if (e.compare(0, 6, "SLURM_") == 0) out.push_back(e);
-  for (const auto& item : items) {
-    std::string_view name = VarName(item);
-    std::string entry;
-    if (item.find('=') != std::string::npos) {
-      entry = item;
-    } else if (const std::string* e = FindEnv(environment, name)) {
-      entry = *e;
-    } else {
-      continue;  // not set in the caller's environment
-    }
-    auto it = std::find_if(out.begin(), out.end(),
-                           [&](const std::string& o) { return VarName(o) == name; });
-    if (it != out.end()) {
-      *it = std::move(entry);
-    } else {
-      out.push_back(std::move(entry));
-    }
-  }
-  return out;
+  return jobopt::ApplyExport(kProg, export_spec, environment);
 }
 
 Result<SbatchRequest> BuildSbatchRequest(const SbatchCommandLine& cmdline,
@@ -1288,14 +947,6 @@ uint32_t RequestedCpus(const pb::JobSpec& spec) {
   }
   uint64_t cpus = std::max<uint64_t>(tasks * cpt, spec.min_cpus_per_node());
   return static_cast<uint32_t>(std::min<uint64_t>(cpus, std::numeric_limits<uint32_t>::max()));
-}
-
-int ErrorExitCode(const std::vector<std::string>& environment) {
-  if (const std::string* e = FindEnv(environment, "SLURM_EXIT_ERROR")) {
-    auto v = ParseUnsigned(std::string_view(*e).substr(sizeof("SLURM_EXIT_ERROR")), 255);
-    if (v) return static_cast<int>(*v);
-  }
-  return 1;
 }
 
 std::string SbatchUsageText() {

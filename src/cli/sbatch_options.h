@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/job_options_common.h"
 #include "common/result.h"
 #include "shoal.pb.h"
 
@@ -32,12 +33,10 @@ struct SbatchContext {
   int64_t now = 0;  // unix seconds, for --begin/--deadline
 };
 
-// One option occurrence, as given on the command line, in a directive or by an SBATCH_* variable.
-struct SbatchSetting {
-  int id = 0;                        // internal option id
-  std::string name;                  // canonical long name without dashes ("time"), for messages
-  std::optional<std::string> value;  // absent for flags and omitted optional arguments
-};
+// One option occurrence, as given on the command line, in a directive or by an SBATCH_* variable:
+// id (internal), name (canonical long name without dashes, for messages), value (absent for
+// flags and omitted optional arguments).
+using SbatchSetting = jobopt::OptionSetting;
 
 enum class SbatchAction { kSubmit, kHelp, kUsage, kVersion };
 
@@ -108,8 +107,7 @@ std::string TestOnlyMessage(uint32_t job_id, const std::string& start, uint32_t 
 // CPUs the spec asks for, for the --test-only message.
 uint32_t RequestedCpus(const pb::JobSpec& spec);
 
-// SLURM_EXIT_ERROR from the environment, else 1.
-int ErrorExitCode(const std::vector<std::string>& environment);
+// ErrorExitCode (SLURM_EXIT_ERROR, else 1) is declared in cli/job_options_common.h.
 
 std::string SbatchHelpText();
 std::string SbatchUsageText();

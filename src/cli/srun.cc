@@ -15,6 +15,7 @@
 #include "cli/allocation.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/job_options_common.h"
 #include "cli/srun_args.h"
 #include "cli/srun_run.h"
 
@@ -63,10 +64,14 @@ RunContext GatherContext() {
 }
 
 // Runs salloc's command with the allocation's environment and returns its wait status.
-int RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+int RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+               const std::string& work_dir) {
   pid_t pid = ::fork();
   if (pid < 0) return 1 << 8;
   if (pid == 0) {
+    if (!work_dir.empty() && ::chdir(work_dir.c_str()) != 0)
+      std::fprintf(stderr, "salloc: error: chdir(%s): %s\n", work_dir.c_str(),
+                   std::strerror(errno));
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGQUIT, SIG_DFL);
     std::vector<char*> cargv, cenv;
@@ -96,7 +101,7 @@ int SrunMain(int argc, char** argv) {
   auto parsed = ParseSrunArgs(args, rc);
   if (!parsed) {
     std::fprintf(stderr, "%s\n", parsed.error().c_str());
-    return parsed.status().code() == ErrorCode::kInvalidArgument ? 255 : 1;
+    return ErrorExitCode(rc.environment);
   }
   if (parsed->text_only) {
     std::fputs(parsed->text.c_str(), stdout);
@@ -108,10 +113,6 @@ int SrunMain(int argc, char** argv) {
     return 1;
   }
   FinishSrunInvocation(parsed->srun, ctx->conf);
-  if (!parsed->srun.job_id && parsed->srun.step.create.mpi().empty())
-    parsed->srun.step.create.set_mpi(ctx->conf.Get("MpiDefault", "none"));
-  if (parsed->srun.job_id && parsed->srun.step.create.mpi().empty())
-    parsed->srun.step.create.set_mpi(ctx->conf.Get("MpiDefault", "none"));
   return RunSrun(*ctx, parsed->srun);
 }
 
@@ -121,7 +122,7 @@ int SallocMain(int argc, char** argv) {
   auto parsed = ParseSallocArgs(args, rc);
   if (!parsed) {
     std::fprintf(stderr, "%s\n", parsed.error().c_str());
-    return parsed.status().code() == ErrorCode::kInvalidArgument ? 255 : 1;
+    return ErrorExitCode(rc.environment);
   }
   if (parsed->text_only) {
     std::fputs(parsed->text.c_str(), stdout);
@@ -152,9 +153,10 @@ int SallocMain(int argc, char** argv) {
       if (x.compare(0, key.size(), key) == 0) x = e, replaced = true;
     if (!replaced) env.push_back(e);
   }
+  for (const auto& e : inv.extra_env) env.push_back(e);
   std::vector<std::string> command = inv.command;
   if (command.empty()) command.push_back(rc.shell);
-  int status = RunCommand(command, env);
+  int status = RunCommand(command, env, inv.work_dir);
   if (!inv.quiet)
     std::fprintf(stderr, "salloc: Relinquishing job allocation %u\n", alloc->job.job_id());
   Release(*ctx, *alloc, status);

@@ -23,7 +23,9 @@ struct RunContext {
 
 struct SallocInvocation {
   pb::JobSpec spec;
-  std::vector<std::string> command;  // empty: the user's shell
+  std::string work_dir;                // -D: the command runs there
+  std::vector<std::string> extra_env;  // added to the command's environment
+  std::vector<std::string> command;    // empty: the user's shell
   bool no_shell = false;
   std::optional<uint32_t> immediate_s;
   bool quiet = false;

@@ -62,9 +62,9 @@ struct SrunIo {
     kFile,  // a file name pattern
   };
   Mode mode = Mode::kAll;
-  uint32_t task = 0;    // kTask. A task id >= the step's task count is a file name instead
-                        // (Slurm's rule): see SrunIoForTasks.
-  std::string pattern;  // kFile: as given (%j %J %s %N %n %t %u %x %A %a %% and widths)
+  uint32_t task = 0;     // kTask. A task id >= the step's task count is a file name instead
+                         // (Slurm's rule): see SrunIoForTasks.
+  std::string pattern;   // kFile: as given (%j %J %s %N %n %t %u %x %A %a %% and widths)
   bool on_node = false;  // kFile: the pattern names per-node or per-task files (%t/%n/%N):
                          // written/read on the task's node. Otherwise srun itself opens the one
                          // file (output: all tasks into it; input: read and broadcast).
@@ -116,11 +116,11 @@ struct SrunRequest {
   pb::JobSpec spec;
 
   // --- the step ------------------------------------------------------------------------------
-  std::string step_name;            // -J, else basename(argv[0]) (SLURM_JOB_NAME never)
-  bool overlap = false;             // --overlap / SLURM_OVERLAP: share everything, hold nothing
-  bool exact = false;               // --exact, --exclusive, or -c: only the CPUs the tasks need
+  std::string step_name;             // -J, else basename(argv[0]) (SLURM_JOB_NAME never)
+  bool overlap = false;              // --overlap / SLURM_OVERLAP: share everything, hold nothing
+  bool exact = false;                // --exact, --exclusive, or -c: only the CPUs the tasks need
   std::optional<uint32_t> relative;  // -r N: the step starts at node N of the allocation
-  std::string mpi;                  // "none" | "pmi2" | "pmix"; "" = MpiDefault of slurm.conf
+  std::string mpi;                   // "none" | "pmi2" | "pmix"; "" = MpiDefault of slurm.conf
   SrunCpuBind cpu_bind;
   std::string distribution;  // canonical -m ("block", "cyclic:block", "plane=4", ...); "" = default
   bool label = false;        // -l: prefix each output line with "<task>: "
@@ -128,20 +128,22 @@ struct SrunRequest {
   bool pty = false;          // --pty: task 0 on a pseudo-terminal; stdin goes to task 0 only;
                              // the other tasks' stdout/stderr go to /dev/null
   SrunIo input, output, error;  // error defaults to output (man srun -o)
+  std::string step_gres;  // --gres, else SLURM_STEP_GRES, else SLURM_GRES; "" = all the job's,
+                          // "none" = no GRES for the step
   bool open_mode_given = false;  // --open-mode; spec.open_mode_append has the value
-  bool multi_prog = false;   // --multi-prog: argv[0] is the configuration file, argv[1..] are
-                             // appended to every task's arguments (ParseMultiProgConfig)
+  bool multi_prog = false;       // --multi-prog: argv[0] is the configuration file, argv[1..] are
+                                 // appended to every task's arguments (ParseMultiProgConfig)
   std::optional<bool> kill_on_bad_exit;  // -K[0|1]: unset = KillOnBadExit of slurm.conf
   std::optional<uint32_t> wait_s;        // -W: seconds after the first task exits before the
                                          // rest are killed; 0 = no limit; unset = WaitTime
-  std::string het_group;       // --het-group as given: the runtime answers "not supported"
-  bool no_kill = false;        // -k: a node failure does not end the step
-  bool disable_status = false;       // -X: one Ctrl-C forwards SIGINT at once
-  bool quit_on_interrupt = false;    // --quit-on-interrupt: one Ctrl-C ends the step
-  bool preserve_env = false;         // -E: pass SLURM_JOB_NUM_NODES/SLURM_NTASKS on unchanged
-  bool test_only = false;            // --test-only: report when the job would start, run nothing
-  bool quiet = false;                // -Q
-  int verbose = 0;                   // -v count (plus SLURMD/SLURM_DEBUG=1)
+  std::string het_group;           // --het-group as given: the runtime answers "not supported"
+  bool no_kill = false;            // -k: a node failure does not end the step
+  bool disable_status = false;     // -X: one Ctrl-C forwards SIGINT at once
+  bool quit_on_interrupt = false;  // --quit-on-interrupt: one Ctrl-C ends the step
+  bool preserve_env = false;       // -E: pass SLURM_JOB_NUM_NODES/SLURM_NTASKS on unchanged
+  bool test_only = false;          // --test-only: report when the job would start, run nothing
+  bool quiet = false;              // -Q
+  int verbose = 0;                 // -v count (plus one for SLURM_DEBUG=1)
 
   // The command: argv[0] is the executable (resolved by the runtime: "./x" and "/x" as given,
   // else PATH, else the working directory) or, with --multi-prog, the configuration file.
@@ -180,9 +182,10 @@ std::string SrunIoForTasks(const SrunIo& io, uint32_t ntasks);
 
 // --multi-prog configuration (man srun, MULTIPLE PROGRAM CONFIGURATION). Each line:
 //   <ranks> <program> [<arguments>...]
-// ranks: "0-3,5" (ascending ranges; empty items skipped) or "*" (every task not yet given one;
-// only last: a numbered line after it is an error). "#" as the first non-blank character starts
-// a comment; blank lines are skipped; a trailing backslash continues a line. In arguments,
+// ranks: "0-3,5" (ascending ranges; empty items skipped; "4-" reads as 4, as in Slurm) or "*"
+// (every task not yet given one; only last: a numbered line after it is an error). "#" as the
+// first non-blank character starts a comment; blank lines are skipped; a trailing backslash
+// continues a line. In the program and its arguments,
 // "%t" is the task id and "%o" its offset within the line's ranks (for "*", among the tasks it
 // covers); single quotes group and suppress substitution, double quotes group. `extra_args`
 // (the command-line arguments after the file) are appended to every task's arguments.

@@ -14,8 +14,8 @@
 namespace shoal::cli {
 
 struct SrunInvocation {
-  pb::JobSpec spec;            // the allocation to make when not inside one (interactive)
-  StepLaunchOptions step;      // the step: layout in step.create (job id filled here), I/O
+  pb::JobSpec spec;                // the allocation to make when not inside one (interactive)
+  StepLaunchOptions step;          // the step: layout in step.create (job id filled here), I/O
   std::optional<uint32_t> job_id;  // inside an allocation (SLURM_JOB_ID or --jobid)
   std::optional<uint32_t> immediate_s;
   std::vector<std::string> environment;  // srun's own, already filtered by --export

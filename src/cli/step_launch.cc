@@ -1,6 +1,7 @@
 #include "cli/step_launch.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -24,8 +25,8 @@
 #include <thread>
 
 #include "common/hostlist.h"
-#include "common/states.h"
 #include "common/rpc.h"
+#include "common/states.h"
 #include "common/units.h"
 
 namespace shoal::cli {
@@ -108,10 +109,10 @@ class StepRunner {
   int Run() {
     if (!CreateStep()) return 1;
     // The I/O listener first: supervisors connect as soon as their launch is accepted.
-    auto server = RpcServer::Listen(
-        io_, "0.0.0.0:0",
-        [this](const RpcConnectionPtr& conn, const pb::Credential&, const std::string& body,
-               Responder) { OnFrame(conn, body); });
+    auto server =
+        RpcServer::Listen(io_, "0.0.0.0:0",
+                          [this](const RpcConnectionPtr& conn, const pb::Credential&,
+                                 const std::string& body, Responder) { OnFrame(conn, body); });
     if (!server) {
       Error("cannot open the I/O listener: " + server.error());
       CompleteStep(1 << 8, true);
@@ -119,8 +120,8 @@ class StepRunner {
     }
     server_ = std::move(*server);
     io_key_ = RandomKey();
-    io_address_ = LocalAddressToward(ctx_.conf.ControllerAddr()) + ":" +
-                  std::to_string(server_->port());
+    io_address_ =
+        LocalAddressToward(ctx_.conf.ControllerAddr()) + ":" + std::to_string(server_->port());
     int nodes = step_.nodes_size();
     node_state_.resize(nodes);
     uint32_t next = 0;
@@ -132,6 +133,10 @@ class StepRunner {
       }
     }
     task_status_.assign(step_.num_tasks(), -1);
+    if (!ResolveIo()) {
+      CompleteStep(1 << 8, true);
+      return 1;
+    }
     std::unique_ptr<RawTerminal> raw;
     if (o_.pty && ::isatty(0)) raw = std::make_unique<RawTerminal>();
     WaitSignals();
@@ -180,6 +185,88 @@ class StepRunner {
     if (!o_.quiet) std::fprintf(stderr, "%s: %s\n", o_.prog.c_str(), msg.c_str());
   }
 
+  // --- I/O redirection -----------------------------------------------------------------------
+
+  // -i/-o/-e for this step's task count: what the nodes do (per-task files, /dev/null) and what
+  // srun does itself (one file for every task, one task's output only).
+  bool ResolveIo() {
+    uint32_t n = step_.num_tasks();
+    auto local_file = [&](const SrunIo& io) {
+      return io.mode == SrunIo::Mode::kFile && !io.on_node;
+    };
+    std::string user;
+    for (const auto& e : o_.environment)
+      if (e.rfind("USER=", 0) == 0) user = e.substr(5);
+    auto expand = [&](const std::string& pattern) {
+      std::string out;
+      for (size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] != '%' || i + 1 >= pattern.size()) {
+          out.push_back(pattern[i]);
+          continue;
+        }
+        char c = pattern[++i];
+        if (c == 'j' || c == 'A')
+          out += std::to_string(step_.job_id());
+        else if (c == 'J')
+          out += StepIdText();
+        else if (c == 's')
+          out += std::to_string(step_.step_id());
+        else if (c == 'u')
+          out += user;
+        else if (c == 'x')
+          out += step_.name();
+        else if (c == '%')
+          out.push_back('%');
+        else
+          out += std::string("%") + c;
+      }
+      if (!out.empty() && out[0] != '/') out = o_.work_dir + "/" + out;
+      return out;
+    };
+    // stdin
+    if (local_file(o_.input)) {
+      std::string path = expand(o_.input.pattern);
+      input_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (input_fd_ < 0) {
+        Error("Could not open stdin file " + path + ": " + std::strerror(errno));
+        return false;
+      }
+      stdin_mode_ = "all";
+    } else {
+      stdin_mode_ = SrunIoForTasks(o_.input, n);
+    }
+    auto output = [&](const SrunIo& io, int std_fd, std::string* node_pattern, int* fd,
+                      int* only_task) -> bool {
+      *fd = std_fd;
+      if (io.mode == SrunIo::Mode::kNone) {
+        *node_pattern = "/dev/null";
+      } else if (io.mode == SrunIo::Mode::kTask && io.task < n) {
+        *only_task = static_cast<int>(io.task);
+      } else if (local_file(io)) {
+        std::string path = expand(io.pattern);
+        int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o_.open_mode_append ? O_APPEND : O_TRUNC);
+        *fd = ::open(path.c_str(), flags, 0666);
+        if (*fd < 0) {
+          Error("Could not open output file " + path + ": " + std::strerror(errno));
+          return false;
+        }
+      } else if (io.mode != SrunIo::Mode::kAll) {
+        *node_pattern = SrunIoForTasks(io, n);
+      }
+      return true;
+    };
+    if (!output(o_.output, 1, &stdout_pattern_, &out_fd_, &out_task_)) return false;
+    bool same = o_.error.mode == o_.output.mode && o_.error.pattern == o_.output.pattern &&
+                o_.error.task == o_.output.task;
+    if (same && out_fd_ != 1) {
+      err_fd_ = out_fd_;
+      err_task_ = out_task_;
+    } else if (!output(o_.error, 2, &stderr_pattern_, &err_fd_, &err_task_)) {
+      return false;
+    }
+    return true;
+  }
+
   // --- controller ----------------------------------------------------------------------------
 
   bool CreateStep() {
@@ -201,8 +288,8 @@ class StepRunner {
       }
       auto code = static_cast<ErrorCode>(resp->rc());
       if (code == ErrorCode::kInvalidJobId) {
-        Error("Unable to confirm allocation for job " + std::to_string(o_.create.job_id()) +
-              ": " + resp->error());
+        Error("Unable to confirm allocation for job " + std::to_string(o_.create.job_id()) + ": " +
+              resp->error());
         return false;
       }
       if (code != ErrorCode::kStepBusy) {
@@ -269,9 +356,9 @@ class StepRunner {
         lt->set_pty_rows(ws.ws_row);
         lt->set_pty_cols(ws.ws_col);
       }
-      lt->set_stdin_mode(o_.stdin_mode);
-      lt->set_stdout_pattern(o_.stdout_pattern);
-      lt->set_stderr_pattern(o_.stderr_pattern);
+      lt->set_stdin_mode(stdin_mode_);
+      lt->set_stdout_pattern(stdout_pattern_);
+      lt->set_stderr_pattern(stderr_pattern_);
       lt->set_open_mode_append(o_.open_mode_append);
       lt->set_kill_on_bad_exit(o_.kill_on_bad_exit);
       lt->set_multi_prog(o_.multi_prog);
@@ -391,7 +478,9 @@ class StepRunner {
   }
 
   void Output(const pb::StepIoData& d) {
-    int fd = d.stream() == 2 ? 2 : 1;
+    int only = d.stream() == 2 ? err_task_ : out_task_;
+    if (only >= 0 && d.task_id() != static_cast<uint32_t>(only)) return;
+    int fd = d.stream() == 2 ? err_fd_ : out_fd_;
     if ((o_.unbuffered || o_.pty) && !o_.label) {
       WriteAll(fd, d.data().data(), d.data().size());
       return;
@@ -404,8 +493,8 @@ class StepRunner {
     for (;;) {
       size_t nl = partial.find('\n', start);
       if (nl == std::string::npos) break;
-      std::string line = (o_.label ? Label(d.task_id()) : std::string()) +
-                         partial.substr(start, nl - start + 1);
+      std::string line =
+          (o_.label ? Label(d.task_id()) : std::string()) + partial.substr(start, nl - start + 1);
       WriteAll(fd, line.data(), line.size());
       start = nl + 1;
     }
@@ -413,7 +502,8 @@ class StepRunner {
   }
 
   std::string Label(uint32_t task) const {
-    int width = static_cast<int>(std::to_string(std::max<uint32_t>(step_.num_tasks(), 1) - 1).size());
+    int width =
+        static_cast<int>(std::to_string(std::max<uint32_t>(step_.num_tasks(), 1) - 1).size());
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%*u: ", width, task);
     return buf;
@@ -432,7 +522,8 @@ class StepRunner {
     if (task >= task_status_.size() || task_status_[task] >= 0) return;
     int status = e.status();
     task_status_[task] = status;
-    if (!e.error().empty()) Error(step_.nodes(node) + ": task " + std::to_string(task) + ": " + e.error());
+    if (!e.error().empty())
+      Error(step_.nodes(node) + ": task " + std::to_string(task) + ": " + e.error());
     bool bad = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     if (bad) {
       // Grouped like srun: one line per node and outcome, printed as tasks end.
@@ -641,7 +732,7 @@ class StepRunner {
   // Tasks that read srun's stdin.
   std::vector<uint32_t> StdinTasks() const {
     std::vector<uint32_t> out;
-    const std::string& mode = o_.stdin_mode;
+    const std::string& mode = stdin_mode_;
     if (o_.pty || mode == "0") {
       out.push_back(0);
     } else if (mode.empty() || mode == "all") {
@@ -657,12 +748,13 @@ class StepRunner {
   void StartStdin() {
     stdin_tasks_ = StdinTasks();
     if (stdin_tasks_.empty()) return;
+    int in = input_fd_ >= 0 ? input_fd_ : 0;
     struct stat st {};
-    if (::fstat(0, &st) != 0) return;
-    std::thread([this] {
+    if (::fstat(in, &st) != 0) return;
+    std::thread([this, in] {
       char buf[16384];
       for (;;) {
-        ssize_t n = ::read(0, buf, sizeof(buf));
+        ssize_t n = ::read(in, buf, sizeof(buf));
         if (n < 0 && errno == EINTR) continue;
         std::string data = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
         bool eof = n <= 0;
@@ -746,6 +838,8 @@ class StepRunner {
   std::map<uint32_t, std::vector<std::string>> fences_;
   std::map<uint32_t, std::set<int>> fence_count_;
   std::vector<uint32_t> stdin_tasks_;
+  std::string stdin_mode_, stdout_pattern_, stderr_pattern_;
+  int input_fd_ = -1, out_fd_ = 1, err_fd_ = 2, out_task_ = -1, err_task_ = -1;
   std::deque<std::pair<std::string, bool>> stdin_pending_;
   std::optional<Clock::time_point> last_interrupt_;
   bool terminating_ = false, cancelled_ = false, launch_failed_ = false, aborted_ = false;

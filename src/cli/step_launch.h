@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/srun_options.h"
 #include "shoal.pb.h"
 
 namespace shoal::cli {
@@ -21,19 +22,19 @@ struct StepLaunchOptions {
   pb::StepCreateRequest create;          // job id, layout, name, argv, mpi, cpu_bind, ...
   std::vector<std::string> environment;  // the tasks' base environment (srun's, filtered)
   std::string work_dir;
-  bool label = false;         // -l: "N: " before every output line
-  bool unbuffered = false;    // -u
-  bool pty = false;           // --pty
-  std::string stdin_mode;     // -i: "" (task 0), "all", "none", a task id, or a file pattern
-  std::string stdout_pattern; // -o: per-task files; "" = here
-  std::string stderr_pattern; // -e
+  bool label = false;           // -l: "N: " before every output line
+  bool unbuffered = false;      // -u
+  bool pty = false;             // --pty
+  SrunIo input, output, error;  // -i, -o, -e (man srun, "IO Redirection")
   bool open_mode_append = false;
-  bool kill_on_bad_exit = false;  // -K
-  uint32_t wait_s = 0;            // -W: end the step this long after the first task exits
-  std::string multi_prog;         // --multi-prog configuration text
-  bool quiet = false;             // -Q
-  int verbose = 0;                // -v
-  std::string prog = "srun";      // prefix of messages
+  bool kill_on_bad_exit = false;  // -K (else KillOnBadExit)
+  bool kill_on_bad_exit_given = false;
+  uint32_t wait_s = 0;  // -W: end the step this long after the first task exits
+  bool wait_given = false;
+  std::string multi_prog;     // --multi-prog configuration text
+  bool quiet = false;         // -Q
+  int verbose = 0;            // -v
+  std::string prog = "srun";  // prefix of messages
 };
 
 // Runs the step; returns srun's exit code: the highest task exit code, 128+signal for a task

@@ -122,15 +122,13 @@ class Controller {
   void AllocationClientGone(uint32_t job_id, const std::weak_ptr<RpcConnection>& conn);
   void ReleaseAllocation(const pb::Credential& cred, const pb::ReleaseAllocationRequest& req,
                          Responder respond);
-  void CreateStep(const pb::Credential& cred, const pb::StepCreateRequest& req,
-                  Responder respond);
+  void CreateStep(const pb::Credential& cred, const pb::StepCreateRequest& req, Responder respond);
   void StepComplete(const pb::Credential& cred, const pb::StepCompleteRequest& req,
                     Responder respond);
   void EndSteps(pb::JobRecord& job, int64_t now);
   void ApplyStepCompletion(pb::StepRecord& step, const pb::StepCompleteRequest& req);
   pb::Response QuerySteps(const pb::StepQueryRequest& req);
-  pb::JobResult CancelStep(const pb::Credential& cred, const std::string& id_text,
-                           int32_t signal);
+  pb::JobResult CancelStep(const pb::Credential& cred, const std::string& id_text, int32_t signal);
 
   std::unordered_map<uint32_t, std::vector<Responder>> alloc_waiters_;  // job id -> salloc/srun
   std::unordered_map<uint32_t, RpcConnectionPtr> alloc_holders_;        // client holding it

@@ -808,7 +808,7 @@ void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respon
     s.set_max_rss_node(req.node_name());
     s.set_end_time(req.end_time() > 0 ? req.end_time() : Now());
     int st = req.exit_status();
-    s.set_state(job->cancel_requested()                     ? pb::JOB_CANCELLED
+    s.set_state(job->cancel_requested()                 ? pb::JOB_CANCELLED
                 : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? pb::JOB_COMPLETED
                                                         : pb::JOB_FAILED);
   }

@@ -261,7 +261,7 @@ void Controller::CreateStep(const pb::Credential& cred, const pb::StepCreateRequ
   step.set_start_time(now);
   step.set_state(pb::JOB_RUNNING);
   step.set_time_limit(req.time_limit() == 0 || req.time_limit() == kTimeNoVal ? kTimeInfinite
-                                                                             : req.time_limit());
+                                                                              : req.time_limit());
   step.set_overlap(req.overlap());
   step.set_partition(job->partition());
   step.set_srun_host(req.srun_host());
@@ -269,8 +269,7 @@ void Controller::CreateStep(const pb::Credential& cred, const pb::StepCreateRequ
   step.mutable_argv()->CopyFrom(req.argv());
   step.set_mpi(req.mpi());
   step.set_cpu_bind(req.cpu_bind());
-  step.set_mem_per_node_mb(req.mem_per_node_mb() ? req.mem_per_node_mb()
-                                                 : job->mem_per_node_mb());
+  step.set_mem_per_node_mb(req.mem_per_node_mb() ? req.mem_per_node_mb() : job->mem_per_node_mb());
   step.set_work_dir(req.work_dir());
   step.set_gres(req.gres());
   step.set_tres("cpu=" + std::to_string(tres_cpus) + ",node=" + std::to_string(step.nodes_size()));

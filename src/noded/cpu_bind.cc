@@ -94,9 +94,10 @@ bool ApplyCpuMask(const std::string& mask) {
   int bit = 0;
   for (size_t i = hex.size(); i-- > 0;) {
     char c = hex[i];
-    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                                : -1;
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (v < 0) return false;
     for (int b = 0; b < 4; ++b, ++bit)
       if ((v >> b) & 1 && bit < CPU_SETSIZE) CPU_SET(bit, &set);

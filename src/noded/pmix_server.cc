@@ -20,14 +20,14 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
-#include "noded/pmix_dl.h"
-
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
+
+#include "noded/pmix_dl.h"
 #endif
 
 namespace shoal::noded {

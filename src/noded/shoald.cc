@@ -213,11 +213,15 @@ class NodeDaemon {
     if (s_.registration.port() != 0) {
       auto tcp = RpcServer::Listen(
           io_, "0.0.0.0:" + std::to_string(s_.registration.port()),
-          [this](const RpcConnectionPtr& conn, const pb::Credential& cred,
-                 const std::string& body,
+          [this](const RpcConnectionPtr& conn, const pb::Credential& cred, const std::string& body,
                  Responder respond) { HandleUserRequest(conn, cred, body, std::move(respond)); });
-      if (!tcp) return tcp.status();
-      user_server_ = std::move(*tcp);
+      // Batch jobs do not need it: a node whose port is taken still runs them, and says why
+      // srun cannot reach it.
+      if (tcp)
+        user_server_ = std::move(*tcp);
+      else
+        Log("error: cannot listen on port %u (%s): srun cannot launch tasks on this node",
+            s_.registration.port(), tcp.error().c_str());
     }
     Log("shoald %s started: node %s, spool %s, controller %s", kShoalVersion, name_.c_str(),
         s_.spool.c_str(), s_.controller.c_str());
@@ -423,8 +427,8 @@ class NodeDaemon {
         bool has_step = signal ? req.signal_job().has_step_id() : req.terminate_job().has_step_id();
         uint32_t step = signal ? req.signal_job().step_id() : req.terminate_job().step_id();
         // srun steps first (all of the job's, or the one named), then the batch script.
-        bool any_step = ForwardToSteps(id, has_step ? std::optional<uint32_t>(step) : std::nullopt,
-                                       req);
+        bool any_step =
+            ForwardToSteps(id, has_step ? std::optional<uint32_t>(step) : std::nullopt, req);
         if (has_step) {
           respond(Ok());
         } else if (!FileExists(JobDir(s_.spool, id)) && (any_step || !signal)) {
@@ -489,8 +493,8 @@ class NodeDaemon {
                          const std::string& body, const Responder& respond) {
     if (Status st = s_.key->Verify(cred, body, NowSeconds()); !st.ok()) {
       Log("rejected a request from %s: %s", conn->peer().c_str(), st.message().c_str());
-      respond(ErrorResponse(ErrorCode::kAuthFailure,
-                            "Protocol authentication error: " + st.message()));
+      respond(
+          ErrorResponse(ErrorCode::kAuthFailure, "Protocol authentication error: " + st.message()));
       return;
     }
     pb::Request req;

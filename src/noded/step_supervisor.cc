@@ -66,7 +66,8 @@ std::string FindExecutable(const std::string& name, const std::vector<std::strin
   size_t pos = 0;
   while (pos <= path.size()) {
     size_t colon = path.find(':', pos);
-    std::string dir = path.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+    std::string dir =
+        path.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
     std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
     struct stat st {};
     if (::access(candidate.c_str(), X_OK) == 0 && ::stat(candidate.c_str(), &st) == 0 &&
@@ -151,8 +152,9 @@ class StepSupervisor {
   void ConnectToSrun() {
     RpcConnect(
         io_, launch_.io_address(),
-        [this](const RpcConnectionPtr&, const pb::Credential&, const std::string& body,
-               Responder) { HandleSrun(body); },
+        [this](const RpcConnectionPtr&, const pb::Credential&, const std::string& body, Responder) {
+          HandleSrun(body);
+        },
         [this](Result<RpcConnectionPtr> conn) {
           if (!conn) {
             Log("step %u.%u: cannot reach srun at %s: %s; nothing started", opts_.job_id,
@@ -343,31 +345,34 @@ class StepSupervisor {
 
   void ReadPmi(Task& t) {
     t.pmi_buf.resize(4096);
-    t.pmi->async_read_some(asio::buffer(t.pmi_buf), [this, &t](const asio::error_code& ec,
-                                                              size_t n) {
-      if (ec) {
-        pmi_->OnClosed(t.global_id);
-        asio::error_code ignored;
-        t.pmi->close(ignored);
-        CheckPmiEvents();
-        return;
-      }
-      pmi_->OnBytes(t.global_id, std::string_view(t.pmi_buf.data(), n));
-      // Replies first (a rank may finalize and close at once), then aborts and fences.
-      FlushPmiReplies();
-      CheckPmiEvents();
-      if (pmi_->Broken(t.global_id)) {
-        // It broke the protocol: it is no longer served, and must not wait forever.
-        asio::error_code ignored;
-        t.pmi->close(ignored);
-        return;
-      }
-      if (t.pmi && t.pmi->is_open()) ReadPmi(t);
-    });
+    t.pmi->async_read_some(asio::buffer(t.pmi_buf),
+                           [this, &t](const asio::error_code& ec, size_t n) {
+                             if (ec) {
+                               pmi_->OnClosed(t.global_id);
+                               asio::error_code ignored;
+                               t.pmi->close(ignored);
+                               CheckPmiEvents();
+                               return;
+                             }
+                             pmi_->OnBytes(t.global_id, std::string_view(t.pmi_buf.data(), n));
+                             // Replies first (a rank may finalize and close at once), then aborts
+                             // and fences.
+                             FlushPmiReplies();
+                             CheckPmiEvents();
+                             if (pmi_->Broken(t.global_id)) {
+                               // It broke the protocol: it is no longer served, and must not wait
+                               // forever.
+                               asio::error_code ignored;
+                               t.pmi->close(ignored);
+                               return;
+                             }
+                             if (t.pmi && t.pmi->is_open()) ReadPmi(t);
+                           });
   }
 
   void CheckPmiEvents() {
-    while (auto abort = pmi_->TakeAbort()) ReportAbort(abort->rank, abort->exit_code, abort->message);
+    while (auto abort = pmi_->TakeAbort())
+      ReportAbort(abort->rank, abort->exit_code, abort->message);
     if (pmi_->FenceReady()) {
       pb::Request req;
       req.mutable_fence_in()->set_seq(++pmi_fence_seq_);
@@ -484,7 +489,8 @@ class StepSupervisor {
     bool pty = launch_.pty() && t.global_id == 0;
     bool file_out = !launch_.stdout_pattern().empty();
     bool file_err = !launch_.stderr_pattern().empty();
-    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1}, pmi_pair[2] = {-1, -1};
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1},
+        pmi_pair[2] = {-1, -1};
     int pty_master = -1;
     std::string pty_slave;
     auto close_all = [&] {
@@ -587,7 +593,8 @@ class StepSupervisor {
   }
 
   [[noreturn]] void RunTaskChild(const Task& t, const std::vector<std::string>& argv,
-                                 const std::string& argv_error, const std::vector<std::string>& extra,
+                                 const std::string& argv_error,
+                                 const std::vector<std::string>& extra,
                                  const std::string& pty_slave, int out_fd, int err_fd, int in_fd,
                                  int pmi_fd) {
     ResetSignals();
@@ -656,15 +663,19 @@ class StepSupervisor {
     }
     if (pty_slave.empty()) {
       int flags = O_WRONLY | O_CREAT | (launch_.open_mode_append() ? O_APPEND : O_TRUNC);
+      std::string out_path;
       if (!launch_.stdout_pattern().empty()) {
-        std::string path = ExpandOutputPattern(launch_.stdout_pattern(), PatternContext(t));
-        int fd = ::open(path.c_str(), flags, 0666);
-        if (fd < 0) fail("Could not open stdout file " + path + ": " + Errstr(errno), 1);
+        out_path = ExpandOutputPattern(launch_.stdout_pattern(), PatternContext(t));
+        int fd = ::open(out_path.c_str(), flags, 0666);
+        if (fd < 0) fail("Could not open stdout file " + out_path + ": " + Errstr(errno), 1);
         ::dup2(fd, 1);
-        if (launch_.stderr_pattern().empty()) ::dup2(fd, 2);
+        if (launch_.stderr_pattern().empty() ||
+            launch_.stderr_pattern() == launch_.stdout_pattern())
+          ::dup2(fd, 2);  // one file, one offset: the two streams never overwrite each other
         ::close(fd);
       }
-      if (!launch_.stderr_pattern().empty()) {
+      if (!launch_.stderr_pattern().empty() &&
+          launch_.stderr_pattern() != launch_.stdout_pattern()) {
         std::string path = ExpandOutputPattern(launch_.stderr_pattern(), PatternContext(t));
         int fd = ::open(path.c_str(), flags, 0666);
         if (fd < 0) fail("Could not open stderr file " + path + ": " + Errstr(errno), 1);
@@ -722,29 +733,31 @@ class StepSupervisor {
     if (srun_ && srun_->pending_write_bytes() > kMaxQueuedOutput) {
       // srun is slow to take output: let the task block on its pipe for a moment.
       auto timer = std::make_shared<asio::steady_timer>(io_, milliseconds(5));
-      timer->async_wait([this, &t, stream, timer](const asio::error_code&) { ReadOutput(t, stream); });
+      timer->async_wait(
+          [this, &t, stream, timer](const asio::error_code&) { ReadOutput(t, stream); });
       return;
     }
     buf.resize(kReadChunk);
-    sd->async_read_some(asio::buffer(buf), [this, &t, stream](const asio::error_code& ec, size_t n) {
-      auto& sd = stream == 1 ? t.out : t.err;
-      auto& buf = stream == 1 ? t.out_buf : t.err_buf;
-      if (ec) {
-        asio::error_code ignored;
-        if (sd) sd->close(ignored);
-        sd.reset();
-        if (t.pty && t.in) t.in->close(ignored), t.in.reset();
-        MaybeFinish();
-        return;
-      }
-      pb::Request req;
-      auto* d = req.mutable_io_data();
-      d->set_task_id(t.global_id);
-      d->set_stream(static_cast<uint32_t>(stream));
-      d->set_data(buf.data(), n);
-      Post(req);
-      ReadOutput(t, stream);
-    });
+    sd->async_read_some(asio::buffer(buf),
+                        [this, &t, stream](const asio::error_code& ec, size_t n) {
+                          auto& sd = stream == 1 ? t.out : t.err;
+                          auto& buf = stream == 1 ? t.out_buf : t.err_buf;
+                          if (ec) {
+                            asio::error_code ignored;
+                            if (sd) sd->close(ignored);
+                            sd.reset();
+                            if (t.pty && t.in) t.in->close(ignored), t.in.reset();
+                            MaybeFinish();
+                            return;
+                          }
+                          pb::Request req;
+                          auto* d = req.mutable_io_data();
+                          d->set_task_id(t.global_id);
+                          d->set_stream(static_cast<uint32_t>(stream));
+                          d->set_data(buf.data(), n);
+                          Post(req);
+                          ReadOutput(t, stream);
+                        });
   }
 
   void WriteStdin(Task& t) {

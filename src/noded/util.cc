@@ -63,7 +63,8 @@ std::vector<StepDirId> ListStepDirs(const std::string& spool) {
       return !s.empty() && s.size() <= 10 && std::all_of(s.begin(), s.end(), ::isdigit);
     };
     if (!digits(job) || !digits(step)) continue;
-    uint64_t j = std::strtoull(job.c_str(), nullptr, 10), st = std::strtoull(step.c_str(), nullptr, 10);
+    uint64_t j = std::strtoull(job.c_str(), nullptr, 10),
+             st = std::strtoull(step.c_str(), nullptr, 10);
     if (j == 0 || j > 0xffffffffull || st > 0xffffffffull) continue;
     out.push_back({static_cast<uint32_t>(j), static_cast<uint32_t>(st)});
   }

@@ -25,8 +25,8 @@ Result<StepLayout> LayoutStep(const StepJobNodes& job, const StepRequest& req) {
   // Candidate nodes: the job's, from -r on, minus -x; -w nodes must all be the job's.
   std::set<std::string> excluded(req.exclude.begin(), req.exclude.end());
   if (req.relative_given && req.relative >= job_nodes)
-    return Invalid("Invalid relative node index (" + std::to_string(req.relative) +
-                   " of " + std::to_string(job_nodes) + " nodes)");
+    return Invalid("Invalid relative node index (" + std::to_string(req.relative) + " of " +
+                   std::to_string(job_nodes) + " nodes)");
   std::vector<uint32_t> candidates;
   for (uint32_t i = req.relative_given ? req.relative : 0; i < job_nodes; ++i)
     if (!excluded.count(job.names[i])) candidates.push_back(i);
@@ -64,9 +64,9 @@ Result<StepLayout> LayoutStep(const StepJobNodes& job, const StepRequest& req) {
   (void)max_nodes;
 
   // Task count.
-  uint32_t tasks = req.num_tasks                             ? req.num_tasks
-                   : req.ntasks_per_node                     ? req.ntasks_per_node * nodes
-                                                             : nodes;
+  uint32_t tasks = req.num_tasks         ? req.num_tasks
+                   : req.ntasks_per_node ? req.ntasks_per_node * nodes
+                                         : nodes;
   if (tasks < nodes) nodes = tasks;  // Slurm: "can't run 1 processes on 2 nodes, setting nnodes"
 
   // Capacity check (independent of what other steps hold): could this ever fit?
