@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -234,6 +235,12 @@ class StepRunner {
       stdin_mode_ = "all";
     } else {
       stdin_mode_ = SrunIoForTasks(o_.input, n);
+      // srun's stdin is /dev/null (batch scripts, daemons): the tasks get theirs from the node,
+      // without a pipe and an end-of-file message per task.
+      struct stat st {};
+      if (stdin_mode_ == "all" && !o_.pty && ::fstat(0, &st) == 0 && S_ISCHR(st.st_mode) &&
+          st.st_rdev == makedev(1, 3))
+        stdin_mode_ = "none";
     }
     auto output = [&](const SrunIo& io, int std_fd, std::string* node_pattern, int* fd,
                       int* only_task) -> bool {
@@ -448,9 +455,13 @@ class StepRunner {
       case pb::Request::kIoData:
         Output(req.io_data());
         return;
-      case pb::Request::kTaskExit:
-        for (uint32_t t : req.task_exit().task_ids()) TaskExited(node, t, req.task_exit());
+      case pb::Request::kTaskExit: {
+        std::vector<uint32_t> fresh;
+        for (uint32_t t : req.task_exit().task_ids())
+          if (TaskExited(node, t, req.task_exit())) fresh.push_back(t);
+        ReportExit(node, fresh, req.task_exit().status());
         return;
+      }
       case pb::Request::kFenceIn:
         FenceIn(node, req.fence_in());
         return;
@@ -518,24 +529,28 @@ class StepRunner {
     }
   }
 
-  void TaskExited(int node, uint32_t task, const pb::StepTaskExit& e) {
-    if (task >= task_status_.size() || task_status_[task] >= 0) return;
+  // "srun: error: n1: tasks 0-1: Exited with exit code 1": one line per node and outcome, as
+  // tasks end.
+  void ReportExit(int node, const std::vector<uint32_t>& tasks, int status) {
+    if (tasks.empty() || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) return;
+    std::string what;
+    if (WIFEXITED(status))
+      what = "Exited with exit code " + std::to_string(WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+      what = std::string(strsignal(WTERMSIG(status)));
+    if (!terminating_ || !WIFSIGNALED(status))
+      Error(step_.nodes(node) + (tasks.size() > 1 ? ": tasks " : ": task ") + Ranges(tasks) + ": " +
+            what);
+    if (o_.kill_on_bad_exit && !terminating_) TerminateStep();
+  }
+
+  // Records a task's end; false when it was already known.
+  bool TaskExited(int node, uint32_t task, const pb::StepTaskExit& e) {
+    if (task >= task_status_.size() || task_status_[task] >= 0) return false;
     int status = e.status();
     task_status_[task] = status;
     if (!e.error().empty())
       Error(step_.nodes(node) + ": task " + std::to_string(task) + ": " + e.error());
-    bool bad = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    if (bad) {
-      // Grouped like srun: one line per node and outcome, printed as tasks end.
-      std::string what;
-      if (WIFEXITED(status))
-        what = "Exited with exit code " + std::to_string(WEXITSTATUS(status));
-      else if (WIFSIGNALED(status))
-        what = std::string(strsignal(WTERMSIG(status)));
-      if (!terminating_ || !WIFSIGNALED(status))
-        Error(step_.nodes(node) + ": task " + std::to_string(task) + ": " + what);
-      if (o_.kill_on_bad_exit && !terminating_) TerminateStep();
-    }
     if (o_.wait_s && !wait_armed_) {
       wait_armed_ = true;
       wait_timer_.expires_after(seconds(o_.wait_s));
@@ -551,6 +566,7 @@ class StepRunner {
         }
       });
     }
+    return true;
   }
 
   void NodeLost(int node) {

@@ -843,6 +843,8 @@ class StepSupervisor {
   }
 
   void Reap() {
+    // Tasks reaped together with the same status go to srun in one message.
+    std::map<int, std::vector<uint32_t>> by_status;
     for (;;) {
       int status = 0;
       rusage ru{};
@@ -854,11 +856,14 @@ class StepSupervisor {
         t->status = status;
         t->usage = ru;
         if (pmix_) pmix_->ClientExited(t->global_id);
-        pb::Request req;
-        req.mutable_task_exit()->add_task_ids(t->global_id);
-        req.mutable_task_exit()->set_status(status);
-        Post(req);
+        by_status[status].push_back(t->global_id);
       }
+    }
+    for (const auto& [status, ids] : by_status) {
+      pb::Request req;
+      for (uint32_t id : ids) req.mutable_task_exit()->add_task_ids(id);
+      req.mutable_task_exit()->set_status(status);
+      Post(req);
     }
     if (AllExited() && !leftovers_killed_) {
       // Whatever the tasks started and left behind goes with them (and releases their pipes).
