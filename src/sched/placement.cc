@@ -292,8 +292,9 @@ std::optional<Placement> PlaceWith(Plan& plan, const std::vector<NodeView>& node
     const NodeView& n = nodes[idx];
     // Spread the tasks evenly over the nodes still needed to reach min_nodes, the first ones
     // taking the remainder (Slurm: -N2 -n3 is 2,1 and -N2 -n4 is 2,2); without -N, fill.
-    uint32_t nodes_left =
-        plan.min_nodes > p.nodes.size() ? plan.min_nodes - static_cast<uint32_t>(p.nodes.size()) : 1;
+    uint32_t nodes_left = plan.min_nodes > p.nodes.size()
+                              ? plan.min_nodes - static_cast<uint32_t>(p.nodes.size())
+                              : 1;
     uint32_t remaining = plan.tasks > placed ? plan.tasks - placed : 0;
     uint32_t want = std::max<uint32_t>((remaining + nodes_left - 1) / nodes_left, 1);
     NodeUse use;
