@@ -1,5 +1,6 @@
 // srun and salloc: gather the outside world (environment, directory, user), parse the options,
 // then run (srun_run.cc) or allocate and run a command (salloc).
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,12 +65,27 @@ RunContext GatherContext() {
   return c;
 }
 
-// Runs salloc's command with the allocation's environment and returns its wait status.
+void NoteChild(int) {}
+
+// Runs salloc's command with the allocation's environment and returns its wait status. While it
+// runs, `held_fd` (the allocation's connection) closing means the allocation was revoked
+// (scancel, time limit): salloc says so and, with -K, signals the command.
 int RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-               const std::string& work_dir) {
+               const std::string& work_dir, int held_fd, const SallocInvocation& inv,
+               uint32_t job_id, const std::function<bool()>& job_over) {
+  // SIGCHLD interrupts the wait below; blocked except inside ppoll, so none is missed.
+  struct sigaction sa {};
+  sa.sa_handler = NoteChild;
+  ::sigaction(SIGCHLD, &sa, nullptr);
+  sigset_t chld, orig;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, &orig);
   pid_t pid = ::fork();
   if (pid < 0) return 1 << 8;
   if (pid == 0) {
+    ::sigprocmask(SIG_SETMASK, &orig, nullptr);
+    ::signal(SIGCHLD, SIG_DFL);
     if (!work_dir.empty() && ::chdir(work_dir.c_str()) != 0)
       std::fprintf(stderr, "salloc: error: chdir(%s): %s\n", work_dir.c_str(),
                    std::strerror(errno));
@@ -88,8 +105,23 @@ int RunCommand(const std::vector<std::string>& argv, const std::vector<std::stri
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGQUIT, SIG_IGN);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool revoked = false;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) break;
+    pollfd p{revoked ? -1 : held_fd, POLLIN, 0};
+    int n = ::ppoll(&p, 1, nullptr, &orig);
+    if (n > 0 && !revoked) {
+      revoked = true;  // either way, the connection is done with
+      // A controller restart closes it too; only a job that really ended is "revoked".
+      if (!job_over()) continue;
+      if (!inv.quiet) std::fprintf(stderr, "salloc: Job allocation %u has been revoked.\n", job_id);
+      if (inv.kill_command)
+        ::kill(pid, inv.kill_command_signal ? inv.kill_command_signal
+                                            : (::isatty(0) ? SIGHUP : SIGTERM));
+    }
   }
+  ::sigprocmask(SIG_SETMASK, &orig, nullptr);
   return status;
 }
 
@@ -156,7 +188,18 @@ int SallocMain(int argc, char** argv) {
   for (const auto& e : inv.extra_env) env.push_back(e);
   std::vector<std::string> command = inv.command;
   if (command.empty()) command.push_back(rc.shell);
-  int status = RunCommand(command, env, inv.work_dir);
+  uint32_t job_id = alloc->job.job_id();
+  auto job_over = [&] {
+    pb::Request q;
+    q.mutable_job_query()->add_job_ids(job_id);
+    q.mutable_job_query()->set_include_finished(true);
+    q.mutable_job_query()->set_omit_script(true);
+    auto r = CallControllerRaw(*ctx, q);
+    if (!r || r->rc() != 0) return false;
+    const auto& jobs = r->job_query().jobs();
+    return jobs.empty() || jobs[0].state() != pb::JOB_RUNNING || jobs[0].completing();
+  };
+  int status = RunCommand(command, env, inv.work_dir, alloc->conn.fd(), inv, job_id, job_over);
   if (!inv.quiet)
     std::fprintf(stderr, "salloc: Relinquishing job allocation %u\n", alloc->job.job_id());
   Release(*ctx, *alloc, status);

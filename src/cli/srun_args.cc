@@ -163,6 +163,8 @@ Result<ParsedSalloc> ParseSallocArgs(const std::vector<std::string>& args, const
   inv.command = req.argv;
   inv.no_shell = req.no_shell;
   inv.quiet = req.quiet;
+  inv.kill_command = req.kill_command;
+  inv.kill_command_signal = req.kill_command_signal;
   // Slurm names a --no-shell allocation "no-shell" unless -J says otherwise.
   if (inv.no_shell && req.argv.empty() && req.spec.name() == "interactive")
     inv.spec.set_name("no-shell");

@@ -29,6 +29,8 @@ struct SallocInvocation {
   bool no_shell = false;
   std::optional<uint32_t> immediate_s;
   bool quiet = false;
+  bool kill_command = false;    // -K: signal the command when the allocation is revoked
+  int kill_command_signal = 0;  // 0: SIGHUP on a terminal, else SIGTERM
 };
 
 struct ParsedSrun {

@@ -755,7 +755,12 @@ void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) 
   if (job.start_time() == 0) job.set_start_time(now);
   EndSteps(job, now);
   WakeAllocationWaiters(job);
-  alloc_holders_.erase(job.job_id());
+  // A salloc still holding the allocation hears it was revoked: its connection closes.
+  if (auto it = alloc_holders_.find(job.job_id()); it != alloc_holders_.end()) {
+    RpcConnectionPtr conn = it->second;
+    alloc_holders_.erase(it);
+    asio::post(io_, [conn] { conn->Close(); });
+  }
 }
 
 void Controller::Requeue(pb::JobRecord& job, bool hold) {

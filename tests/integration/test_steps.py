@@ -722,6 +722,23 @@ def test_salloc_no_shell_then_srun_jobid(cluster, users, submit_dir):
     wait_nodes_idle(c)
 
 
+def test_salloc_hears_its_allocation_revoked(cluster, users, submit_dir):
+    """scancel of a salloc's job: salloc says the allocation was revoked; with -K it signals its
+    command (here the command would otherwise sleep for minutes) and exits promptly."""
+    c = cluster(nodes=2)
+    alice = users["shoaltest1"]
+    cwd = submit_dir(alice)
+    p = Live(c, ["salloc", "-K", "-N1", "sleep", "300"], user=alice, cwd=cwd)
+    p.wait_for(r"Granted job allocation \d+", 30, name="err")
+    job = int(GRANTED.search(p.text("err")).group(1))
+    began = time.monotonic()
+    c.run(["scancel", str(job)], user=alice)
+    p.finish(15)
+    assert time.monotonic() - began < 15
+    assert f"salloc: Job allocation {job} has been revoked." in p.text("err"), p.text("err")
+    assert c.wait_job(job, timeout=30) == "CANCELLED"
+
+
 def test_salloc_immediate_on_busy_cluster(cluster, users, submit_dir):
     c = cluster(nodes=2)
     alice = users["shoaltest1"]
