@@ -178,13 +178,7 @@ int SallocMain(int argc, char** argv) {
   }
   if (inv.no_shell) return 0;
   std::vector<std::string> env = rc.environment;
-  for (const auto& e : alloc->environment) {
-    std::string key = e.substr(0, e.find('=') + 1);
-    bool replaced = false;
-    for (auto& x : env)
-      if (x.compare(0, key.size(), key) == 0) x = e, replaced = true;
-    if (!replaced) env.push_back(e);
-  }
+  OverlayEnvironment(env, alloc->environment);
   for (const auto& e : inv.extra_env) env.push_back(e);
   std::vector<std::string> command = inv.command;
   if (command.empty()) command.push_back(rc.shell);

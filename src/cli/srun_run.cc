@@ -7,13 +7,10 @@
 #include "cli/allocation.h"
 
 namespace shoal::cli {
-namespace {
 
-// "KEY=VALUE" lists: later entries replace earlier ones with the same key, in place.
-void Overlay(std::vector<std::string>& env, const std::vector<std::string>& add) {
+void OverlayEnvironment(std::vector<std::string>& env, const std::vector<std::string>& add) {
   for (const auto& e : add) {
-    auto eq = e.find('=');
-    std::string key = e.substr(0, eq + 1);
+    std::string key = e.substr(0, e.find('=') + 1);
     bool replaced = false;
     for (auto& x : env) {
       if (x.compare(0, key.size(), key) == 0) {
@@ -25,8 +22,6 @@ void Overlay(std::vector<std::string>& env, const std::vector<std::string>& add)
     if (!replaced) env.push_back(e);
   }
 }
-
-}  // namespace
 
 int RunSrun(const ClientContext& ctx, SrunInvocation& inv) {
   std::optional<Allocation> alloc;
@@ -43,7 +38,7 @@ int RunSrun(const ClientContext& ctx, SrunInvocation& inv) {
       return 1;
     }
     alloc = std::move(*a);
-    Overlay(env, alloc->environment);
+    OverlayEnvironment(env, alloc->environment);
     inv.step.create.set_job_id(alloc->job.job_id());
   } else {
     inv.step.create.set_job_id(*inv.job_id);

@@ -23,4 +23,8 @@ struct SrunInvocation {
 
 int RunSrun(const ClientContext& ctx, SrunInvocation& inv);
 
+// "KEY=VALUE" lists: each entry of `add` replaces the one with its key in `env`, in place, or is
+// appended (the allocation's SLURM_JOB_* over srun's and salloc's own environment).
+void OverlayEnvironment(std::vector<std::string>& env, const std::vector<std::string>& add);
+
 }  // namespace shoal::cli

@@ -20,20 +20,6 @@ bool MayUse(const pb::Credential& cred, const pb::JobRecord& job, bool admin) {
   return admin || cred.uid() == job.spec().uid();
 }
 
-std::string StepIdString(uint32_t job_id, uint32_t step_id) {
-  std::string s = std::to_string(job_id) + ".";
-  switch (step_id) {
-    case kBatchStepId:
-      return s + "batch";
-    case kExternStepId:
-      return s + "extern";
-    case kInteractiveStepId:
-      return s + "interactive";
-    default:
-      return s + std::to_string(step_id);
-  }
-}
-
 // "123.4", "123.batch", "123.extern" -> (job, step).
 std::optional<std::pair<uint32_t, uint32_t>> ParseStepId(const std::string& text) {
   auto dot = text.find('.');
@@ -455,7 +441,5 @@ pb::JobResult Controller::CancelStep(const pb::Credential& cred, const std::stri
   }
   return res;
 }
-
-std::string StepName(uint32_t job_id, uint32_t step_id) { return StepIdString(job_id, step_id); }
 
 }  // namespace shoal::ctld

@@ -23,7 +23,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "common/auth.h"
 #include "common/rpc.h"
@@ -882,34 +881,7 @@ class StepSupervisor {
   void KillLeftovers() {
     for (auto& t : tasks_)
       if (t->pid > 0) ::kill(-t->pid, SIGKILL);
-    for (int round = 0; round < 20; ++round) {
-      std::vector<pid_t> kids = Children();
-      if (kids.empty()) break;
-      for (pid_t kid : kids) {
-        ::kill(-kid, SIGKILL);
-        ::kill(kid, SIGKILL);
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-      int status = 0;
-      while (::waitpid(-1, &status, WNOHANG) > 0) {
-      }
-    }
-  }
-
-  static std::vector<pid_t> Children() {
-    std::vector<pid_t> out;
-    std::string self = std::to_string(::getpid());
-    auto text = ReadWholeFile("/proc/" + self + "/task/" + self + "/children");
-    if (!text) return out;
-    const char* p = text->c_str();
-    char* end = nullptr;
-    for (;;) {
-      long v = std::strtol(p, &end, 10);
-      if (end == p) break;
-      if (v > 0) out.push_back(static_cast<pid_t>(v));
-      p = end;
-    }
-    return out;
+    KillReparentedChildren();
   }
 
   void MaybeFinish() {

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "common/auth.h"
 #include "common/rpc.h"
@@ -390,34 +389,7 @@ class Stepd {
   // they stay below us. Bounded: at most ~200 ms of sweeping.
   void KillLeftovers() {
     if (job_pid_ > 0) ::kill(-job_pid_, SIGKILL);
-    for (int round = 0; round < 20; ++round) {
-      std::vector<pid_t> kids = Children();
-      if (kids.empty()) break;
-      for (pid_t kid : kids) {
-        ::kill(-kid, SIGKILL);
-        ::kill(kid, SIGKILL);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      int status = 0;
-      while (::waitpid(-1, &status, WNOHANG) > 0) {
-      }
-    }
-  }
-
-  static std::vector<pid_t> Children() {
-    std::vector<pid_t> out;
-    std::string self = std::to_string(::getpid());
-    auto text = ReadWholeFile("/proc/" + self + "/task/" + self + "/children");
-    if (!text) return out;
-    const char* p = text->c_str();
-    char* end = nullptr;
-    for (;;) {
-      long v = std::strtol(p, &end, 10);
-      if (end == p) break;
-      if (v > 0) out.push_back(static_cast<pid_t>(v));
-      p = end;
-    }
-    return out;
+    KillReparentedChildren();
   }
 
   void LaunchFailed(const std::string& why) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +41,42 @@ Status WriteAll(int fd, std::string_view data) {
 }
 
 }  // namespace
+
+namespace {
+
+// The pids of our children (/proc/self/task/<pid>/children).
+std::vector<pid_t> Children() {
+  std::vector<pid_t> out;
+  std::string self = std::to_string(::getpid());
+  auto text = ReadWholeFile("/proc/" + self + "/task/" + self + "/children");
+  if (!text) return out;
+  const char* p = text->c_str();
+  char* end = nullptr;
+  for (;;) {
+    long v = std::strtol(p, &end, 10);
+    if (end == p) break;
+    if (v > 0) out.push_back(static_cast<pid_t>(v));
+    p = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+void KillReparentedChildren() {
+  for (int round = 0; round < 20; ++round) {
+    std::vector<pid_t> kids = Children();
+    if (kids.empty()) break;
+    for (pid_t kid : kids) {
+      ::kill(-kid, SIGKILL);
+      ::kill(kid, SIGKILL);
+    }
+    ::usleep(10000);
+    int status = 0;
+    while (::waitpid(-1, &status, WNOHANG) > 0) {
+    }
+  }
+}
 
 std::string JobDir(const std::string& spool, uint32_t job_id) {
   return spool + "/job" + std::to_string(job_id);

@@ -57,6 +57,10 @@ bool IsStepdProcess(pid_t pid);
 // Marks every descriptor >= 3 close-on-exec (close_range, else /proc/self/fd). Async-signal-safe
 // enough for a forked child of a single-threaded process.
 void CloexecFrom3();
+// For a child subreaper (shoal-stepd): SIGKILLs every child still there (and its process group),
+// reaps them, and repeats while new ones are re-parented to us. Bounded: about 200 ms at most.
+void KillReparentedChildren();
+
 // Restores default signal dispositions and an empty signal mask (before exec'ing a job).
 void ResetSignals();
 

@@ -60,8 +60,6 @@ Result<StepLayout> LayoutStep(const StepJobNodes& job, const StepRequest& req) {
   nodes = std::max<uint32_t>(nodes, static_cast<uint32_t>(required.size()));
   if (nodes == 0 || nodes > available)
     return Invalid("Requested node configuration is not available");
-  uint32_t max_nodes = req.max_nodes ? std::max(req.max_nodes, nodes) : nodes;
-  (void)max_nodes;
 
   // Task count.
   uint32_t tasks = req.num_tasks         ? req.num_tasks
