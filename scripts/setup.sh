@@ -20,7 +20,9 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config clang-format
   # libraries
   libprotobuf-dev protobuf-compiler libasio-dev nettle-dev nlohmann-json3-dev libspdlog-dev
-  libfmt-dev libsqlite3-dev
+  libfmt-dev libsqlite3-dev libmariadb-dev
+  # accounting: a real MariaDB server the tests start on loopback (never as a system service)
+  mariadb-server mariadb-client
   # PMIx server for srun --mpi=pmix
   libpmix-dev
   # tests and benchmarks

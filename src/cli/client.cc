@@ -75,4 +75,39 @@ Result<pb::Response> CallController(const ClientContext& ctx, const pb::Request&
   return response;
 }
 
+std::string DbdAddress(const SlurmConf& conf) {
+  std::string type = conf.Get("AccountingStorageType");
+  if (type != "accounting_storage/slurmdbd") return "";
+  std::string host = conf.Get("AccountingStorageHost");
+  if (host.empty()) host = "localhost";
+  std::string port = conf.Get("AccountingStoragePort");
+  if (port.empty()) port = "6819";
+  return host + ":" + port;
+}
+
+Result<pb::DbdResponse> CallDbd(const ClientContext& ctx, const pb::DbdRequest& request) {
+  std::string address = DbdAddress(ctx.conf);
+  if (address.empty())
+    return Error(ErrorCode::kUnavailable,
+                 "Accounting storage is not configured (AccountingStorageType is not "
+                 "accounting_storage/slurmdbd)");
+  pb::Request envelope;
+  envelope.set_dbd(request.SerializeAsString());
+  std::string body = envelope.SerializeAsString();
+  auto cred = SignForCaller(ctx, body);
+  if (!cred) return cred.status();
+  int timeout_ms = 60000;  // a large sacct query may take a while on the database side
+  auto client = RpcClient::Connect(address, kCallTimeoutMs);
+  if (!client)
+    return Error(ErrorCode::kUnavailable, "Problem talking to the database: Connection refused");
+  auto response = client->CallRaw(body, *cred, timeout_ms);
+  if (!response)
+    return Error(ErrorCode::kUnavailable, "Problem talking to the database: " + response.error());
+  if (response->rc() != 0) return Error(static_cast<ErrorCode>(response->rc()), response->error());
+  pb::DbdResponse out;
+  if (!out.ParseFromString(response->dbd()))
+    return Error(ErrorCode::kProtocol, "malformed answer from the accounting daemon");
+  return out;
+}
+
 }  // namespace shoal::cli

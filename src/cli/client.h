@@ -7,6 +7,7 @@
 #include "common/result.h"
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
+#include "acct.pb.h"
 #include "shoal.pb.h"
 
 namespace shoal::cli {
@@ -37,6 +38,16 @@ struct HeldCall {
 };
 Result<HeldCall> CallControllerHeld(const ClientContext& ctx, const pb::Request& request,
                                     int timeout_ms);
+
+// The accounting daemon's address from slurm.conf: AccountingStorageHost (default localhost)
+// and AccountingStoragePort (default 6819); "" when AccountingStorageType is not
+// accounting_storage/slurmdbd.
+std::string DbdAddress(const SlurmConf& conf);
+
+// Sends one request to shoaldbd (sacct, sacctmgr, sreport). A non-zero rc becomes an error
+// carrying Response.error. Connection failures read as Slurm's: "Problem talking to the
+// database: Connection refused".
+Result<pb::DbdResponse> CallDbd(const ClientContext& ctx, const pb::DbdRequest& request);
 
 // Signs `body` for the calling user (root: the cluster key; others: the auth agent).
 Result<pb::Credential> SignForCaller(const ClientContext& ctx, const std::string& body);

@@ -13,6 +13,10 @@ int ScontrolMain(int argc, char** argv);
 int SprioMain(int argc, char** argv);
 int SrunMain(int argc, char** argv);
 int SallocMain(int argc, char** argv);
+int SacctMain(int argc, char** argv);
+int SacctmgrMain(int argc, char** argv);
+int SshareMain(int argc, char** argv);
+int SreportMain(int argc, char** argv);
 // `shoal start|stop|keygen|version|<command>`.
 int ShoalMain(int argc, char** argv);
 

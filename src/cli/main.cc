@@ -18,6 +18,8 @@ constexpr Command kCommands[] = {
     {"sinfo", shoal::cli::SinfoMain},       {"scancel", shoal::cli::ScancelMain},
     {"scontrol", shoal::cli::ScontrolMain}, {"sprio", shoal::cli::SprioMain},
     {"srun", shoal::cli::SrunMain},         {"salloc", shoal::cli::SallocMain},
+    {"sacct", shoal::cli::SacctMain},       {"sacctmgr", shoal::cli::SacctmgrMain},
+    {"sshare", shoal::cli::SshareMain},     {"sreport", shoal::cli::SreportMain},
 };
 
 Entry Find(std::string_view name) {

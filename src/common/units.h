@@ -18,6 +18,9 @@ inline constexpr uint32_t kInteractiveStepId = 0xfffffffa;
 inline constexpr uint32_t kBatchStepId = 0xfffffffb;
 inline constexpr uint32_t kExternStepId = 0xfffffffc;
 inline constexpr uint32_t kPendingStepId = 0xfffffffd;
+// Accounting: an association whose Fairshare is "parent"; a record nobody cancelled (requid).
+inline constexpr uint32_t kSharesParent = 0x7fffffff;
+inline constexpr uint32_t kNoUid = 0xffffffff;
 
 // Time limits: "mm", "mm:ss", "hh:mm:ss", "d-hh", "d-hh:mm", "d-hh:mm:ss", "UNLIMITED",
 // "INFINITE" (case-insensitive), "-1" = UNLIMITED. Result in minutes, seconds rounded up
