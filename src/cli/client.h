@@ -4,10 +4,10 @@
 
 #include <string>
 
+#include "acct.pb.h"
 #include "common/result.h"
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
-#include "acct.pb.h"
 #include "shoal.pb.h"
 
 namespace shoal::cli {

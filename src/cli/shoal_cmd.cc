@@ -5,8 +5,9 @@
 //   shoal keygen PATH
 //   shoal version
 //
-// `start` brings up a whole cluster on loopback inside one directory: it writes D/etc/slurm.conf
-// and D/etc/slurm.key, starts shoalctld and one shoald per node (n1..nN) as detached daemons
+// `start` brings up a whole cluster on loopback inside one directory: it writes D/etc/slurm.conf,
+// D/etc/slurmdbd.conf and D/etc/slurm.key, starts shoaldbd (accounting on SQLite in D/db unless
+// --no-accounting), shoalctld and one shoald per node (n1..nN) as detached daemons
 // whose pids it records in D/run/<name>.pid, and returns once the controller answers and every
 // node has registered. With `-- CMD...` it runs CMD against that cluster, stops the cluster and
 // exits with CMD's status. `stop` ends the daemons recorded in D/run and every job supervisor
@@ -14,6 +15,8 @@
 //
 // Layout of D:
 //   etc/slurm.conf, etc/slurm.key (0600)   configuration and cluster key
+//   etc/slurmdbd.conf (0600)               accounting daemon configuration
+//   db/slurm_acct_db.sqlite                accounting database (SQLite, the default storage)
 //   run/<name>.pid, run/auth.sock          daemon pids and the auth agent socket
 //   log/<name>.log, log/<name>.out         daemon logs and their stdout/stderr
 //   state/                                 StateSaveLocation (controller journal)
@@ -72,7 +75,8 @@ constexpr char kUsage[] =
     "          the Slurm commands (`shoal squeue` is `squeue`)\n"
     "\n"
     "shoal start [--nodes N] [--dir D] [--cpus C] [--memory MB] [--conf 'Key=Value ...']...\n"
-    "            [--timeout S] [-- COMMAND [ARGS...]]\n"
+    "            [--dbd-conf 'Key=Value ...']... [--no-accounting] [--timeout S]\n"
+    "            [-- COMMAND [ARGS...]]\n"
     "  --nodes N      number of node daemons, named n1..nN (default 1)\n"
     "  --dir D        cluster directory (default $SHOAL_DIR, else /tmp/shoal-<uid>)\n"
     "  --cpus C       CPUs of each node (default 4)\n"
@@ -81,6 +85,10 @@ constexpr char kUsage[] =
     "                 added; a NodeName= line naming a generated node adds to or replaces its\n"
     "                 keys; other NodeName=/PartitionName=/NodeSet= lines replace the line of\n"
     "                 the same name or are appended (repeatable)\n"
+    "  --dbd-conf LINE a slurmdbd.conf line for the accounting daemon, e.g.\n"
+    "                 'StorageType=accounting_storage/mysql StorageHost=/run/mysqld/mysqld.sock\n"
+    "                 StorageUser=slurm StoragePass=secret' (default: SQLite in D/db)\n"
+    "  --no-accounting run without shoaldbd (no sacct, sacctmgr, sreport)\n"
     "  --timeout S    how long to wait for the controller and every node (default 20)\n"
     "  -- COMMAND     run COMMAND with SLURM_CONF and PATH set for the cluster, then stop the\n"
     "                 cluster and exit with COMMAND's status\n"
@@ -340,9 +348,11 @@ struct ClusterPaths {
         log(dir + "/log"),
         state(dir + "/state"),
         spool(dir + "/spool"),
+        db(dir + "/db"),
         conf(etc + "/slurm.conf"),
+        dbd_conf(etc + "/slurmdbd.conf"),
         key(etc + "/slurm.key") {}
-  std::string dir, etc, run, log, state, spool, conf, key;
+  std::string dir, etc, run, log, state, spool, db, conf, dbd_conf, key;
   std::string PidFile(const std::string& name) const { return run + "/" + name + ".pid"; }
 };
 
@@ -553,6 +563,8 @@ struct StartOptions {
   uint64_t memory_mb = kDefaultMemoryMb;
   int timeout_s = kDefaultTimeoutS;
   std::vector<std::string> conf;
+  std::vector<std::string> dbd_conf;
+  bool accounting = true;
   std::vector<std::string> command;
 };
 
@@ -565,7 +577,8 @@ std::string SlurmUserName() {
 }
 
 Result<std::string> BuildSlurmConf(const StartOptions& opt, const ClusterPaths& paths) {
-  auto ports = FreePorts(2 + static_cast<size_t>(opt.nodes));
+  // Controller, slurmd default, one per node, and the accounting daemon last.
+  auto ports = FreePorts(3 + static_cast<size_t>(opt.nodes));
   if (!ports) return ports.status();
   std::vector<std::string> lines = {
       "# Written by `shoal start`; rewritten on every start (use --conf to change it).",
@@ -590,6 +603,13 @@ Result<std::string> BuildSlurmConf(const StartOptions& opt, const ClusterPaths& 
                     " Port=" + std::to_string((*ports)[1 + static_cast<size_t>(i)]));
   }
   lines.push_back("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP");
+  if (opt.accounting) {
+    lines.push_back("AccountingStorageType=accounting_storage/slurmdbd");
+    lines.push_back("AccountingStorageHost=127.0.0.1");
+    lines.push_back("AccountingStoragePort=" +
+                    std::to_string((*ports)[2 + static_cast<size_t>(opt.nodes)]));
+    lines.push_back("JobAcctGatherType=jobacct_gather/linux");
+  }
   for (const auto& line : opt.conf) {
     if (Status s = ApplyOverride(lines, line); !s.ok()) return s;
   }
@@ -598,9 +618,60 @@ Result<std::string> BuildSlurmConf(const StartOptions& opt, const ClusterPaths& 
   return text;
 }
 
+// slurmdbd.conf for the cluster's accounting daemon: SQLite in D/db unless --dbd-conf says
+// otherwise (each of its keys replaces the generated one of the same name or is added).
+Result<std::string> BuildDbdConf(const StartOptions& opt, const ClusterPaths& paths,
+                                 const std::string& port) {
+  std::vector<std::pair<std::string, std::string>> keys = {
+      {"DbdHost", "localhost"},
+      {"DbdAddr", "127.0.0.1"},
+      {"DbdPort", port},
+      {"SlurmUser", SlurmUserName()},
+      {"LogFile", paths.log + "/shoaldbd.log"},
+      {"StorageType", "accounting_storage/sqlite"},
+      {"StorageLoc", paths.db + "/slurm_acct_db.sqlite"},
+  };
+  for (const auto& line : opt.dbd_conf) {
+    auto pairs = SplitConfLine(line);
+    if (!pairs) return InvalidArgument("--dbd-conf '" + line + "': " + pairs.error());
+    if (pairs->empty()) return InvalidArgument("--dbd-conf expects Key=Value pairs, got nothing");
+    for (auto& [k, v] : *pairs) {
+      auto same = std::find_if(keys.begin(), keys.end(),
+                               [&](const auto& kv) { return EqualsIgnoreCase(kv.first, k); });
+      // A database of another type has no use for the SQLite file name.
+      if (EqualsIgnoreCase(k, "StorageType") && v != "accounting_storage/sqlite") {
+        keys.erase(std::remove_if(keys.begin(), keys.end(),
+                                  [](const auto& kv) { return kv.first == "StorageLoc"; }),
+                   keys.end());
+        same = std::find_if(keys.begin(), keys.end(),
+                            [&](const auto& kv) { return EqualsIgnoreCase(kv.first, k); });
+      }
+      if (same != keys.end()) {
+        same->second = v;
+      } else {
+        keys.emplace_back(k, v);
+      }
+    }
+  }
+  std::string text = "# Written by `shoal start`; rewritten on every start (use --dbd-conf).\n";
+  for (const auto& [k, v] : keys) text += ConfPair(k, v) + "\n";
+  return text;
+}
+
 // ---------------------------------------------------------------------------------------------
 // shoal start
 // ---------------------------------------------------------------------------------------------
+
+bool ClusterRegistered(const ClientContext& ctx) {
+  pb::DbdRequest req;
+  req.mutable_show()->set_entity("cluster");
+  auto resp = CallDbd(ctx, req);
+  if (!resp) return false;
+  for (const auto& c : resp->show().clusters()) {
+    if (c.name() == ctx.conf.ClusterName()) return true;
+  }
+  return false;
+}
 
 // Takes the value of "--name V" or "--name=V"; advances i past what it used.
 std::optional<std::string> TakeValue(int argc, char** argv, int& i, std::string_view name) {
@@ -630,7 +701,12 @@ std::optional<int> ParseStart(int argc, char** argv, StartOptions& opt) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    std::string_view names[] = {"--nodes", "--dir", "--cpus", "--memory", "--conf", "--timeout"};
+    if (arg == "--no-accounting") {
+      opt.accounting = false;
+      continue;
+    }
+    std::string_view names[] = {"--nodes", "--dir",      "--cpus",   "--memory",
+                                "--conf",  "--dbd-conf", "--timeout"};
     auto name = std::find_if(std::begin(names), std::end(names),
                              [&](std::string_view n) { return Matches(arg, n); });
     if (name == std::end(names))
@@ -654,6 +730,8 @@ std::optional<int> ParseStart(int argc, char** argv, StartOptions& opt) {
       opt.memory_mb = static_cast<uint64_t>(*n);
     } else if (*name == "--conf") {
       opt.conf.push_back(*value);
+    } else if (*name == "--dbd-conf") {
+      opt.dbd_conf.push_back(*value);
     } else if (*name == "--timeout") {
       auto n = ParseNumber(*value, 1, 3600);
       if (!n) return UsageError("invalid --timeout '" + *value + "' (seconds)");
@@ -664,7 +742,8 @@ std::optional<int> ParseStart(int argc, char** argv, StartOptions& opt) {
 }
 
 Status MakeDirs(const ClusterPaths& paths) {
-  for (const auto& d : {paths.dir, paths.etc, paths.run, paths.log, paths.state, paths.spool}) {
+  for (const auto& d :
+       {paths.dir, paths.etc, paths.run, paths.log, paths.state, paths.spool, paths.db}) {
     std::error_code ec;
     fs::create_directories(d, ec);
     if (ec) return Error(ErrorCode::kIoError, d + ": " + ec.message());
@@ -674,6 +753,7 @@ Status MakeDirs(const ClusterPaths& paths) {
     ::chmod(d.c_str(), 0755);
   }
   ::chmod(paths.state.c_str(), 0700);
+  ::chmod(paths.db.c_str(), 0700);
   return Status::Ok();
 }
 
@@ -767,7 +847,10 @@ int Start(int argc, char** argv) {
   const std::string sbin = SbinDir();
   const std::string ctld_bin = sbin + "/shoalctld";
   const std::string noded_bin = sbin + "/shoald";
-  for (const auto& bin : {ctld_bin, noded_bin}) {
+  const std::string dbd_bin = sbin + "/shoaldbd";
+  std::vector<std::string> bins = {ctld_bin, noded_bin};
+  if (opt.accounting) bins.push_back(dbd_bin);
+  for (const auto& bin : bins) {
     if (::access(bin.c_str(), X_OK) != 0)
       return Fail("cannot find " + bin + " (build it, or set SHOAL_SBINDIR)");
   }
@@ -782,6 +865,15 @@ int Start(int argc, char** argv) {
   // Catch a bad --conf here, with its line, instead of in a daemon's log.
   auto conf = LoadSlurmConf(paths.conf);
   if (!conf) return Fail(conf.error());
+  bool accounting =
+      conf->Get("AccountingStorageType") == "accounting_storage/slurmdbd" && opt.accounting;
+  std::string dbd_address = DbdAddress(*conf);
+  if (accounting) {
+    auto dbd_text = BuildDbdConf(opt, paths, conf->Get("AccountingStoragePort", "6819"));
+    if (!dbd_text) return Fail(dbd_text.error());
+    if (Status s = WriteFileAtomic(paths.dbd_conf, *dbd_text, 0600); !s.ok())
+      return Fail(s.message());
+  }
 
   ::setenv("SLURM_CONF", paths.conf.c_str(), 1);
   std::vector<Daemon> daemons;
@@ -791,6 +883,11 @@ int Start(int argc, char** argv) {
     daemons.push_back({name, *pid});
     return WriteFileAtomic(paths.PidFile(name), std::to_string(*pid) + "\n", 0644);
   };
+  // The accounting daemon first, so the controller finds it at once.
+  if (accounting) {
+    if (Status s = spawn("shoaldbd", {dbd_bin, "-D", "-f", paths.dbd_conf}); !s.ok())
+      return StartFailed(paths, s.message());
+  }
   if (Status s = spawn("shoalctld", {ctld_bin, "-D", "-f", paths.conf}); !s.ok())
     return StartFailed(paths, s.message());
   for (int i = 1; i <= opt.nodes; ++i) {
@@ -812,11 +909,14 @@ int Start(int argc, char** argv) {
       }
     }
     ready = QueryReady(*ctx, opt.nodes);
-    if (ready.controller && ready.missing.empty()) break;
+    // Accounting is ready once the controller has registered the cluster with shoaldbd.
+    bool dbd_ready = !accounting || (ready.controller && ClusterRegistered(*ctx));
+    if (ready.controller && ready.missing.empty() && dbd_ready) break;
     if (Clock::now() >= deadline) {
-      std::string what = !ready.controller
-                             ? "the controller did not answer"
-                             : "nodes not registered: " + CompressHostlist(ready.missing);
+      std::string what = !ready.controller ? "the controller did not answer"
+                         : !ready.missing.empty()
+                             ? "nodes not registered: " + CompressHostlist(ready.missing)
+                             : "the accounting daemon did not answer at " + dbd_address;
       return StartFailed(paths, "cluster not ready after " + std::to_string(opt.timeout_s) +
                                     " s: " + what + " (see " + paths.log + ")");
     }

@@ -38,6 +38,7 @@ enum class ErrorCode : int32_t {
   kReservationBusy = 28,     // "Requested nodes are busy" and other reservation conflicts
   kStepBusy = 29,            // a step cannot start yet: its CPUs are held by other steps
   kInvalidStep = 30,         // "Invalid job step specified" / step can never fit the job
+  kAccountingPolicy = 31,    // "Job violates accounting/QOS policy (job submit limit, ...)"
 };
 
 }  // namespace shoal

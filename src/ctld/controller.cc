@@ -121,6 +121,7 @@ Status Controller::Start() {
     Shutdown();
   });
   LoadState();
+  if (Status s = StartAccounting(); !s.ok()) return s;
 
   std::string addr = "0.0.0.0:" + std::to_string(conf_.ControllerPort());
   auto handler = [this](const RpcConnectionPtr& c, const pb::Credential& cred,
@@ -158,6 +159,7 @@ void Controller::Shutdown() {
   backfill_timer_.cancel();
   for (auto& n : nodes_)
     if (n.stream) n.stream->Close();
+  if (accounting_enabled_ && assoc_tree_) SaveUsage(Now());
   if (journal_) journal_->Stop();
   io_.stop();
 }
@@ -280,7 +282,10 @@ void Controller::MaybeCompact() {
 void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<void()> then) {
   std::vector<std::string> encoded;
   encoded.reserve(records.size());
-  for (const auto& r : records) encoded.push_back(Journal::Encode(r));
+  for (const auto& r : records) {
+    encoded.push_back(Journal::Encode(r));
+    if (r.has_job()) MarkAcctDirty(r.job().job_id());
+  }
   journal_->Append(std::move(encoded), std::move(then));
 }
 
@@ -357,6 +362,9 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
     }
     case pb::Request::kJobQuery:
       respond(QueryJobs(req.job_query()));
+      return;
+    case pb::Request::kShareQuery:
+      respond(QueryShares(cred, req.share_query()));
       return;
     case pb::Request::kNodeQuery:
       respond(QueryNodes(req.node_query()));
@@ -469,6 +477,8 @@ void Controller::Tick() {
   CheckNodeSilence(now);
   PurgeOldJobs(now);
   ReservationTick(now);
+  AccountingTick();
+  FairShareTick(now);
   // Begin times and other time-based eligibility.
   ScheduleSoon();
   if (journal_->journal_bytes() > (256u << 20)) MaybeCompact();

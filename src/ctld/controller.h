@@ -14,13 +14,18 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "acct.pb.h"
 #include "common/auth.h"
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
 #include "ctld/journal.h"
+#include "sched/assoc_limits.h"
+#include "sched/assoc_tree.h"
 #include "sched/backfill.h"
+#include "sched/fairshare.h"
 #include "sched/placement.h"
 #include "sched/preempt.h"
 #include "sched/priority.h"
@@ -257,6 +262,57 @@ class Controller {
 
   std::vector<sched::Reservation> reservations_;
   uint32_t next_resv_id_ = 1;  // Slurm numbers every reservation it creates: root_1, x, root_3
+
+  // --- accounting (accounting.cc): records to shoaldbd, associations from it
+  Status StartAccounting();
+  void AccountingTick();
+  void MarkAcctDirty(uint32_t job_id);
+  bool AcctUnsent(uint32_t job_id) const;  // a change shoaldbd has not acknowledged yet
+  void CallDbd(const pb::DbdRequest& request, std::function<void(Result<pb::DbdResponse>)> done);
+  void RegisterWithDbd();
+  void PollAssociations();
+  void SendAcctBatch();
+  void CollectNodeEvents();
+  void ApplyAssocSnapshot(pb::AssocSnapshot snap);
+  const std::string& GroupName(uint32_t gid);
+
+  // --- associations, limits and fair-share (associations.cc)
+  bool LimitsEnforced() const;
+  // Submit: the job's account and QOS from its association (filled in when not given), and
+  // the checks of AccountingStorageEnforce; Slurm's messages.
+  Status ResolveAssociation(pb::JobRecord& job);
+  std::optional<sched::CountedJob> CountedOf(const pb::JobRecord& job);
+  void RecountAssocUsage();  // counters from scratch (each scheduling pass)
+  // The limit a pending job waits on ("" when none); `admit` counts it as running if none.
+  std::string LimitReason(const pb::JobRecord& job, bool admit);
+  void FairShareTick(int64_t now);
+  void LoadUsage();
+  void SaveUsage(int64_t now);
+  pb::Response QueryShares(const pb::Credential& cred, const pb::ShareQueryRequest& req);
+
+  std::shared_ptr<const sched::AssocTree> assoc_tree_;
+  sched::EnforceFlags enforce_;
+  sched::UsageCounters assoc_counters_;
+  std::unordered_map<uint32_t, sched::ResolvedJob> resolved_;  // job id -> its association
+  sched::FairShare fairshare_;
+  std::unordered_set<uint32_t> fs_running_;  // running jobs fair-share knows of
+  int64_t last_usage_save_ = 0;
+
+  bool accounting_enabled_ = false;
+  std::string dbd_address_;
+  std::string assoc_cache_path_;
+  RpcConnectionPtr dbd_conn_;
+  bool dbd_connecting_ = false;
+  bool dbd_down_logged_ = false;
+  bool acct_in_flight_ = false;
+  bool assoc_poll_in_flight_ = false;
+  int64_t last_assoc_poll_ = 0;
+  std::map<uint32_t, uint64_t> acct_dirty_;  // job id -> generation of its last change
+  uint64_t acct_generation_ = 0;
+  std::vector<pb::AcctEvent> acct_events_;                     // node events not acknowledged yet
+  std::unordered_map<std::string, int64_t> open_node_events_;  // node -> event start
+  std::unordered_map<uint32_t, std::string> group_names_;
+  std::optional<pb::AssocSnapshot> assocs_;  // from shoaldbd or its on-disk cache
 
   pb::JobRecord* FindJob(uint32_t id);
   int FindNode(const std::string& name) const;

@@ -141,6 +141,11 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     if (first_failure.ok()) first_failure = s;
   }
   if (!runnable) return ErrorResponse(first_failure.code(), first_failure.message());
+  // Accounting: the association names the account and QOS (defaults filled in) and its
+  // limits may refuse the job outright.
+  if (Status s = ResolveAssociation(job); !s.ok()) return ErrorResponse(s.code(), s.message());
+  spec.set_account(job.spec().account());
+  spec.set_qos(job.spec().qos());
 
   std::optional<sched::ArraySpec> array;
   if (!spec.array().empty()) {
@@ -224,6 +229,10 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     IndexArrayTask(it->second);
     AddPending(it->second);
     created->push_back(&it->second);
+    // Counted at once, so MaxSubmitJobs holds within a burst of submissions.
+    if (LimitsEnforced())
+      if (auto cj = CountedOf(it->second))
+        sched::CountSubmitted(assoc_counters_, *assoc_tree_, *cj, +1);
   }
 
   pb::Response r;
@@ -417,6 +426,7 @@ pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobR
       *out->add_results() = Ok(id);
       continue;
     }
+    job->set_cancel_uid(cred.uid());
     if (job->state() == pb::JOB_PENDING) {
       RemovePending(*job);
       job->set_reason("None");
@@ -888,9 +898,12 @@ void Controller::PurgeOldJobs(int64_t now) {
   std::vector<pb::JournalRecord> recs;
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const auto& job = it->second;
-    if (IsFinished(job.state()) && !job.completing() && job.end_time() + min_age < now) {
+    // A job whose final record shoaldbd has not acknowledged stays (it is the outbox).
+    if (IsFinished(job.state()) && !job.completing() && job.end_time() + min_age < now &&
+        !AcctUnsent(it->first)) {
       UnindexArrayTask(job);
       shape_cache_.erase(it->first);
+      resolved_.erase(it->first);
       pb::JournalRecord rec;
       rec.set_purge_job_id(it->first);
       recs.push_back(std::move(rec));

@@ -89,8 +89,18 @@ void Controller::ComputePriority(pb::JobRecord& job, int64_t now) {
         static_cast<uint16_t>(std::min<uint32_t>(part->rec.priority_job_factor(), 0xffff));
   pj.nice = s.nice();
   pj.site_factor = job.priority_site();
+  // Fair-share from accounting's usage when there is an association tree; QOS priority from
+  // the job's QOS.
   static const sched::FlatFairShare kNoAccounting;
-  sched::PriorityBreakdown b = sched::MultifactorPriority(priority_, ctx, pj, kNoAccounting);
+  const sched::FairShareSource* fairshare = &kNoAccounting;
+  if (accounting_enabled_ && assoc_tree_) {
+    fairshare = &fairshare_;
+    std::string qos = s.qos().empty() ? "normal" : s.qos();
+    if (const pb::AcctQos* q = assoc_tree_->Qos(qos)) pj.qos_priority = q->priority();
+    for (const auto& q : assoc_tree_->all_qos())
+      ctx.max_qos_priority = std::max(ctx.max_qos_priority, q.priority());
+  }
+  sched::PriorityBreakdown b = sched::MultifactorPriority(priority_, ctx, pj, *fairshare);
   job.set_priority(b.priority);
   job.set_priority_age(Round(b.age));
   job.set_priority_fairshare(Round(b.fairshare));

@@ -33,14 +33,6 @@ bool UserExists(std::string_view name) {
   return getpwnam_r(n.c_str(), &pw, buf.data(), buf.size(), &res) == 0 && res;
 }
 
-std::string GroupName(uint32_t gid) {
-  long size = sysconf(_SC_GETGR_R_SIZE_MAX);
-  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
-  group gr{}, *res = nullptr;
-  if (getgrgid_r(gid, &gr, buf.data(), buf.size(), &res) == 0 && res) return res->gr_name;
-  return std::to_string(gid);
-}
-
 pb::JournalRecord UpsertRecord(const sched::Reservation& r) {
   pb::JournalRecord rec;
   *rec.mutable_reservation() = sched::ToRecord(r);

@@ -104,6 +104,7 @@ void Controller::RunPlanner(bool with_backfill) {
   int64_t now = Now();
   RefreshAvailability();
   ResumePreemptedJobs();
+  RecountAssocUsage();
   sched::PlanInput in;
   in.now = now;
   in.params = backfill_;
@@ -226,6 +227,11 @@ void Controller::RunPlanner(bool with_backfill) {
   std::unordered_map<uint32_t, int> multi_partition;
   for (const Candidate& c : candidates) {
     const pb::JobRecord& job = *c.job;
+    // Association and QOS limits, in priority order (each admitted job counts for the next).
+    if (std::string why = LimitReason(job, true); !why.empty()) {
+      c.job->set_reason(why);
+      continue;
+    }
     if (job.partition().find(',') != std::string::npos) multi_partition[job.job_id()] = c.partition;
     sched::PendingJob pj;
     pj.job_id = job.job_id();

@@ -146,7 +146,7 @@ def users():
 class Cluster:
     """One `shoal start` cluster in its own directory."""
 
-    def __init__(self, nodes, conf, cpus, memory, timeout):
+    def __init__(self, nodes, conf, cpus, memory, timeout, dbd_conf=(), accounting=True):
         self.nodes = nodes
         self.node_names = [f"n{i}" for i in range(1, nodes + 1)]
         self.dir = Path(tempfile.mkdtemp(prefix="shoal-it-", dir="/tmp"))
@@ -156,6 +156,9 @@ class Cluster:
         self.log_dir = self.dir / "log"
         self.work = self.dir / "work"  # root's submit directory
         self._conf = list(conf)
+        self._dbd_conf = list(dbd_conf)
+        self._accounting = accounting
+        self.dbd_conf_path = self.dir / "etc" / "slurmdbd.conf"
         self._cpus = cpus
         self._memory = memory
         self._timeout = timeout
@@ -182,6 +185,10 @@ class Cluster:
             cmd += ["--memory", str(self._memory)]
         for line in self._conf:
             cmd += ["--conf", line]
+        for line in self._dbd_conf:
+            cmd += ["--dbd-conf", line]
+        if not self._accounting:
+            cmd += ["--no-accounting"]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=self._timeout + 30)
         if r.returncode != 0:
             pytest.fail(f"shoal start failed (rc={r.returncode}):\n{r.stdout}\n{r.stderr}\n"
@@ -350,6 +357,15 @@ class Cluster:
         wait_until(lambda: self.run(["squeue", "-h"], check=False).returncode == 0, timeout,
                    "the controller to answer")
 
+    def kill_dbd(self, sig=signal.SIGKILL):
+        self._kill("shoaldbd", sig)
+
+    def start_dbd(self, timeout=30):
+        self._spawn("shoaldbd", [SBIN / "shoaldbd", "-D", "-f", self.dbd_conf_path])
+        wait_until(lambda: self.run(["sacctmgr", "-n", "show", "cluster"],
+                                    check=False).returncode == 0, timeout,
+                   "the accounting daemon to answer")
+
     def kill_node(self, name, sig=signal.SIGKILL):
         self._kill(name, sig)
 
@@ -392,8 +408,9 @@ def cluster(request):
     _check_binaries()
     created = []
 
-    def make(nodes=4, conf=(), cpus=None, memory=None, timeout=30, etc_files=None):
-        c = Cluster(nodes, conf, cpus, memory, timeout)
+    def make(nodes=4, conf=(), cpus=None, memory=None, timeout=30, etc_files=None, dbd_conf=(),
+             accounting=True):
+        c = Cluster(nodes, conf, cpus, memory, timeout, dbd_conf, accounting)
         created.append(c)
         # Files next to slurm.conf (topology.conf, ...): there before the daemons read them.
         for name, text in (etc_files or {}).items():
