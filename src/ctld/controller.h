@@ -137,6 +137,7 @@ class Controller {
 
   std::unordered_map<uint32_t, std::vector<Responder>> alloc_waiters_;  // job id -> salloc/srun
   std::unordered_map<uint32_t, RpcConnectionPtr> alloc_holders_;        // client holding it
+  std::set<std::pair<uint32_t, uint32_t>> step_cancelled_;  // a node reported the step killed
   bool shutting_down_ = false;
 
   // --- nodes (nodes.cc)

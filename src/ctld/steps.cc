@@ -320,15 +320,28 @@ void Controller::StepComplete(const pb::Credential& cred, const pb::StepComplete
       respond(ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied"));
       return;
     }
-    if (std::find(step->nodes_done().begin(), step->nodes_done().end(), req.node_name()) ==
-        step->nodes_done().end())
+    bool first_report = std::find(step->nodes_done().begin(), step->nodes_done().end(),
+                                  req.node_name()) == step->nodes_done().end();
+    if (first_report && step->state() == pb::JOB_RUNNING) {
       step->add_nodes_done(req.node_name());
+      // Keep the nodes' results (worst status, summed CPU time, largest RSS) for when srun
+      // does not report: killed, or simply later than the nodes.
+      if (req.exit_status() != 0 && step->exit_status() == 0)
+        step->set_exit_status(req.exit_status());
+      step->set_user_cpu_usec(step->user_cpu_usec() + req.user_cpu_usec());
+      step->set_sys_cpu_usec(step->sys_cpu_usec() + req.sys_cpu_usec());
+      if (req.max_rss_kb() > step->max_rss_kb()) {
+        step->set_max_rss_kb(req.max_rss_kb());
+        step->set_max_rss_node(req.node_name());
+        step->set_max_rss_task(req.max_rss_task());
+      }
+      if (req.cancelled()) step_cancelled_.insert({job->job_id(), step->step_id()});
+    }
     if (step->state() == pb::JOB_RUNNING && step->nodes_done_size() >= step->nodes_size()) {
-      // srun never reported (killed): every node is done, so the step is over.
-      step->set_state(pb::JOB_CANCELLED);
+      // Every node is done, so the step is over, whether or not srun reports it.
+      bool cancelled = step_cancelled_.erase({job->job_id(), step->step_id()}) > 0;
+      step->set_state(StepEndState(step->exit_status(), cancelled));
       step->set_end_time(Now());
-      step->set_user_cpu_usec(req.user_cpu_usec());
-      step->set_sys_cpu_usec(req.sys_cpu_usec());
       PersistJob(*job, [respond] { respond(pb::Response()); });
       return;
     }
@@ -344,6 +357,7 @@ void Controller::StepComplete(const pb::Credential& cred, const pb::StepComplete
 }
 
 void Controller::ApplyStepCompletion(pb::StepRecord& step, const pb::StepCompleteRequest& req) {
+  step_cancelled_.erase({step.job_id(), step.step_id()});
   if (step.state() == pb::JOB_RUNNING) {
     step.set_state(StepEndState(req.exit_status(), req.cancelled()));
     step.set_end_time(Now());

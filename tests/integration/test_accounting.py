@@ -114,7 +114,7 @@ def test_sacct_after_outage(cluster, request, backend, outage):
         rows = sacct_rows(c, "-X", "-a", "-S", begin, "-o", "JobIDRaw,State")
         ids = [row[0] for row in rows]
         return len([i for i in ids if int(i) in set(many)]) == 500 and \
-            all(row[1] in FINISHED_STATES for row in rows) and rows
+            all(row[1].split()[0] in FINISHED_STATES for row in rows) and rows
     wait_until(all_stored, 120, "every record to reach the database", interval=1)
 
     rows = sacct_rows(c, "-X", "-a", "-S", begin, "-o", "JobIDRaw,JobName,State")
