@@ -17,9 +17,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/hostlist.h"
 #include "common/log.h"
 #include "ctld/acct_record.h"
 #include "ctld/controller.h"
+#include "sched/reservation_record.h"
 
 namespace shoal::ctld {
 namespace {
@@ -78,6 +80,7 @@ bool Controller::AcctUnsent(uint32_t job_id) const {
 void Controller::AccountingTick() {
   if (!accounting_enabled_ || shutting_down_) return;
   CollectNodeEvents();
+  CollectReservations();
   if (!dbd_conn_ || dbd_conn_->closed()) {
     dbd_conn_.reset();
     if (dbd_connecting_) return;
@@ -198,9 +201,11 @@ void Controller::SendAcctBatch() {
   }
   size_t events = acct_events_.size();
   for (const auto& e : acct_events_) *batch->add_events() = e;
-  if (sent.empty() && events == 0) return;
+  size_t resvs = acct_resvs_.size();
+  for (const auto& r : acct_resvs_) *batch->add_reservations() = r;
+  if (sent.empty() && events == 0 && resvs == 0) return;
   acct_in_flight_ = true;
-  CallDbd(req, [this, sent = std::move(sent), events](Result<pb::DbdResponse> resp) {
+  CallDbd(req, [this, sent = std::move(sent), events, resvs](Result<pb::DbdResponse> resp) {
     acct_in_flight_ = false;
     if (!resp) {
       LogDebug("accounting records not stored yet: %s", resp.error().c_str());
@@ -213,6 +218,9 @@ void Controller::SendAcctBatch() {
     acct_events_.erase(
         acct_events_.begin(),
         acct_events_.begin() + static_cast<std::ptrdiff_t>(std::min(events, acct_events_.size())));
+    acct_resvs_.erase(
+        acct_resvs_.begin(),
+        acct_resvs_.begin() + static_cast<std::ptrdiff_t>(std::min(resvs, acct_resvs_.size())));
     SendAcctBatch();  // more waiting: keep the pipe full
   });
 }
@@ -246,6 +254,41 @@ void Controller::CollectNodeEvents() {
       open_node_events_.erase(open);
     }
   }
+}
+
+// Reservations as shoaldbd keeps them: one row per window (recurring ones roll to a new row),
+// keyed by a stable id from the name and the start time; a deleted one is marked deleted.
+void Controller::CollectReservations() {
+  std::unordered_map<std::string, std::string> now_seen;
+  for (const auto& r : reservations_) {
+    pb::AcctReservation a;
+    a.set_cluster(conf_.ClusterName());
+    a.set_id(static_cast<uint32_t>(std::hash<std::string>{}(r.name) & 0x7fffffff));
+    a.set_name(r.name);
+    a.set_time_start(r.start);
+    a.set_time_end(r.end);
+    a.set_nodelist(CompressHostlist(r.node_names));
+    a.set_tres("cpu=" + std::to_string(r.core_cnt));
+    pb::ReservationRecord rec = sched::ToRecord(r);
+    std::string flags;
+    for (const auto& f : rec.flags()) flags += (flags.empty() ? "" : ",") + f;
+    a.set_flags(flags);
+    a.set_users(rec.users());
+    a.set_accounts(rec.accounts());
+    std::string signature = a.SerializeAsString();
+    auto it = sent_resvs_.find(r.name);
+    if (it == sent_resvs_.end() || it->second != signature) acct_resvs_.push_back(a);
+    now_seen[r.name] = std::move(signature);
+  }
+  for (const auto& [name, signature] : sent_resvs_) {
+    if (now_seen.count(name) != 0) continue;
+    pb::AcctReservation gone;
+    if (!gone.ParseFromString(signature)) continue;
+    gone.set_deleted(true);
+    gone.set_time_end(std::min(gone.time_end(), Now()));
+    acct_resvs_.push_back(std::move(gone));
+  }
+  sent_resvs_ = std::move(now_seen);
 }
 
 const std::string& Controller::GroupName(uint32_t gid) {

@@ -312,6 +312,9 @@ class Controller {
   uint64_t acct_generation_ = 0;
   std::vector<pb::AcctEvent> acct_events_;                     // node events not acknowledged yet
   std::unordered_map<std::string, int64_t> open_node_events_;  // node -> event start
+  std::vector<pb::AcctReservation> acct_resvs_;  // reservation rows not acknowledged yet
+  std::unordered_map<std::string, std::string> sent_resvs_;  // name -> last row queued
+  void CollectReservations();
   std::unordered_map<uint32_t, std::string> group_names_;
   std::optional<pb::AssocSnapshot> assocs_;  // from shoaldbd or its on-disk cache
 

@@ -415,7 +415,12 @@ def cluster(request):
         # Files next to slurm.conf (topology.conf, ...): there before the daemons read them.
         for name, text in (etc_files or {}).items():
             (c.dir / "etc").mkdir(exist_ok=True)
-            (c.dir / "etc" / name).write_text(text)
+            path = c.dir / "etc" / name
+            if isinstance(text, bytes):  # a key: private, as the daemons insist
+                path.write_bytes(text)
+                os.chmod(path, 0o600)
+            else:
+                path.write_text(text)
         return c.start()
 
     yield make

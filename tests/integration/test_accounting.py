@@ -226,6 +226,12 @@ def test_associations_and_limits(cluster, users):
     c.wait_job(third, "RUNNING", timeout=30)
     c.run(["scancel", "-u", u1.name])
 
+    # A user's sacct shows that user's jobs (and root's sacct everyone's).
+    wait_until(lambda: len(sacct_rows(c, "-X", "-u", u1.name, "-o", "JobID")) >= 3, 20,
+               "the user's job records")
+    mine = c.run(["sacct", "-X", "-n", "-P", "-o", "User,Account"], user=u1).stdout.split()
+    assert mine and set(mine) == {f"{u1.name}|physics"}, mine
+
     # sshare shows the account and the user under it.
     r = c.run(["sshare", "-a", "-P"])
     lines = r.stdout.splitlines()
@@ -298,3 +304,31 @@ def test_sreport_and_events(cluster):
     assert fields[0] == "shoal"
     allocated = int(fields[1])
     assert 5 <= allocated <= 20, r.stdout  # 2 CPUs x about 3 s
+
+
+def test_two_clusters_share_one_dbd(cluster):
+    """Two clusters record into one shoaldbd: sacctmgr lists both, sacct -M/-L shows each one's
+    jobs under its own name, and job ids may repeat across clusters without clashing."""
+    a = cluster(nodes=1)
+    port = re.search(r"^AccountingStoragePort=(\d+)", a.conf_path.read_text(), re.M).group(1)
+    b = cluster(nodes=1, accounting=False,
+                etc_files={"slurm.key": a.key_path.read_bytes()},
+                conf=["ClusterName=other", "AccountingStorageType=accounting_storage/slurmdbd",
+                      "AccountingStorageHost=127.0.0.1", f"AccountingStoragePort={port}"])
+    ja = a.sbatch(["-J", "in_a", "--wrap", "true"])
+    jb = b.sbatch(["-J", "in_b", "--wrap", "true"])
+    assert ja == jb == 1  # each cluster numbers its own jobs
+    a.wait_job(ja)
+    b.wait_job(jb)
+    wait_until(lambda: {"shoal", "other"} <= set(
+        a.run(["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"]).stdout.split()),
+               20, "both clusters to register")
+
+    def names(c, *args):
+        return sorted(r[0] + ":" + r[1] for r in sacct_rows(c, "-X", *args,
+                                                            "-o", "Cluster,JobName"))
+    wait_until(lambda: names(a, "-L") == ["other:in_b", "shoal:in_a"], 20,
+               "both clusters' jobs in the shared database")
+    assert names(a) == ["shoal:in_a"]           # the own cluster by default
+    assert names(b) == ["other:in_b"]
+    assert names(b, "-M", "shoal") == ["shoal:in_a"]

@@ -89,7 +89,7 @@ def test_start_stop(cluster_dir):
     key = d / "etc" / "slurm.key"
     assert key.stat().st_mode & 0o777 == 0o600
     pids = {p.stem: int(p.read_text()) for p in (d / "run").glob("*.pid")}
-    assert set(pids) == {"shoalctld", "n1", "n2"}
+    assert set(pids) == {"shoaldbd", "shoalctld", "n1", "n2"}
 
     r = shoal("start", "--nodes", 1, "--dir", d)
     assert r.returncode == 1 and "already running" in r.stderr
