@@ -168,12 +168,15 @@ def submit_eventually(c, args, user, timeout=15):
         time.sleep(0.5)
 
 
-def test_associations_and_limits(cluster, users):
+@pytest.mark.parametrize("backend", ["sqlite", "mariadb"])
+def test_associations_and_limits(cluster, users, request, backend):
     """sacctmgr creates an account and a user with MaxJobs=2: the third job waits with
     AssocMaxJobsLimit; a user without an association is rejected; enforcement goes on from the
     controller's cached associations while shoaldbd is down, also across a controller restart."""
+    server = request.getfixturevalue("mariadb") if backend == "mariadb" else None
     c = cluster(nodes=2, cpus=4, conf=["AccountingStorageEnforce=associations,limits,qos,safe",
-                                      "PriorityType=priority/multifactor"])
+                                      "PriorityType=priority/multifactor"],
+                dbd_conf=dbd_conf_for(backend, server, f"shoal_it_assoc_{os.getpid()}"))
     u1, u2 = users["shoaltest1"], users["shoaltest2"]
     r = c.run(["sacctmgr", "-i", "add", "account", "physics", "Description=particles",
                "Organization=uni"])
@@ -240,10 +243,12 @@ def test_associations_and_limits(cluster, users):
                for l in lines[1:])
 
 
-def test_bad_input_and_injection(cluster, users):
+@pytest.mark.parametrize("backend", ["sqlite", "mariadb"])
+def test_bad_input_and_injection(cluster, users, request, backend):
     """Malformed sacctmgr/sacct input gets clear errors; SQL in names and filters changes
     nothing; every daemon stays up."""
-    c = cluster(nodes=1)
+    server = request.getfixturevalue("mariadb") if backend == "mariadb" else None
+    c = cluster(nodes=1, dbd_conf=dbd_conf_for(backend, server, f"shoal_it_bad_{os.getpid()}"))
     job = c.sbatch(["--wrap", "true"])
     c.wait_job(job)
     wait_until(lambda: sacct_rows(c, "-X", "-j", str(job), "-o", "State") == [["COMPLETED"]],
