@@ -1,5 +1,7 @@
 #include "ctld/acct_record.h"
 
+#include <sys/wait.h>
+
 #include <numeric>
 
 #include "common/hostlist.h"
@@ -73,7 +75,11 @@ pb::AcctJob ToAcctJob(const pb::JobRecord& job, const std::string& cluster,
   out.set_qos(spec.qos());
   out.set_wckey(spec.wckey());
   out.set_state(job.state());
-  out.set_exit_status(job.exit_status());
+  // Slurm records a job it ended itself (scancel, time limit) with ExitCode 0:0; the batch step
+  // keeps the signal and reads CANCELLED (0:15).
+  bool ended_by_us = job.state() == pb::JOB_CANCELLED || job.state() == pb::JOB_TIMEOUT ||
+                     job.state() == pb::JOB_PREEMPTED;
+  out.set_exit_status(ended_by_us && WIFSIGNALED(job.exit_status()) ? 0 : job.exit_status());
   out.set_derived_exit_status(job.derived_exit_status());
   out.set_eligible_time(job.eligible_time());
   out.set_start_time(job.start_time());
@@ -117,7 +123,12 @@ pb::AcctJob ToAcctJob(const pb::JobRecord& job, const std::string& cluster,
   out.set_restart_count(job.restart_count());
   out.set_batch_host(job.batch_host());
   out.set_requid(job.has_cancel_uid() ? job.cancel_uid() : kNoUid);
-  for (const auto& step : job.steps()) *out.add_steps() = ToAcctStep(step);
+  for (const auto& step : job.steps()) {
+    pb::AcctStep* s = out.add_steps();
+    *s = ToAcctStep(step);
+    if (ended_by_us && WIFSIGNALED(step.exit_status()) && s->state() == pb::JOB_FAILED)
+      s->set_state(pb::JOB_CANCELLED);
+  }
   return out;
 }
 

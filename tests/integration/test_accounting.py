@@ -133,8 +133,11 @@ def test_sacct_after_outage(cluster, request, backend, outage):
     assert table[f"{failed}.batch"][1:] == ["FAILED", "3:0"]
     assert table[str(held)][:2] == ["held", "CANCELLED by 0"]
     assert f"{held}.batch" not in table  # never ran
-    assert table[str(running)][:2] == ["killed", "CANCELLED by 0"]
-    assert table[str(timeout_job)][:2] == ["timeout", "TIMEOUT"]
+    # As Slurm records them: the job 0:0, its batch step CANCELLED by the signal.
+    assert table[str(running)] == ["killed", "CANCELLED by 0", "0:0"]
+    assert table[f"{running}.batch"][1:] == ["CANCELLED", "0:15"]
+    assert table[str(timeout_job)] == ["timeout", "TIMEOUT", "0:0"]
+    assert table[f"{timeout_job}.batch"][1:] == ["CANCELLED", "0:15"]
     assert table[f"{array}_1"][1:] == ["COMPLETED", "0:0"]
     assert table[f"{array}_2"][1:] == ["FAILED", "1:0"]
     assert table[f"{array}_3"][1:] == ["COMPLETED", "0:0"]
