@@ -926,7 +926,7 @@ TEST_P(AcctStoreTest, MariaDbAddressForms) {
 TEST_P(AcctStoreTest, ValuesRoundTrip) {
   auto conn = Connect();
   ASSERT_TRUE(conn);
-  std::string blob("\0\x01\xff\xfe text", 11);
+  std::string blob("\0\x01\xff\xfe text", 9);  // the literal holds 9 bytes (and its NUL)
   ASSERT_TRUE(conn->Exec("CREATE TABLE t_values (k VARCHAR(255) NOT NULL, n BIGINT, d DOUBLE, "
                          "b " +
                          std::string(mariadb() ? "LONGBLOB" : "BLOB") + ")")
