@@ -576,7 +576,7 @@ Result<SreportOptions> ParseSreportArgs(int argc_in, char** argv_in, int64_t now
     } else if (has_val && IPrefixN(key, "End", 1)) {
       auto t = ParseSacctTime(val, now);
       if (!t.ok()) return t.status();
-      o.end = std::min(*t, now);
+      o.end = *t;
       end_set = true;
     } else if (has_val && IPrefixN(key, "Start", 1)) {
       auto t = ParseSacctTime(val, now);
@@ -598,7 +598,9 @@ Result<SreportOptions> ParseSreportArgs(int argc_in, char** argv_in, int64_t now
     }
   }
   int64_t midnight = LocalMidnight(now);
-  o.end = end_set ? RoundToHour(o.end) : midnight;
+  // An end at or past now ends now, exactly (rounding it to an hour would drop or invent the
+  // minutes of the current hour); other ends are rounded to the hour as Slurm's are.
+  o.end = !end_set ? midnight : o.end >= now ? now : RoundToHour(o.end);
   if (start_set) {
     o.start = RoundToHour(o.start);
   } else {
