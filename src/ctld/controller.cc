@@ -171,7 +171,9 @@ void Controller::LoadState() {
       case pb::JournalRecord::kJob: {
         uint32_t id = rec.job().job_id();
         high_water = std::max(high_water, id + 1);
-        jobs_[id] = std::move(*rec.mutable_job());
+        pb::JobRecord& job = jobs_[id] = std::move(*rec.mutable_job());
+        // Every record of a job carries its payload; the newest copy replaces the last.
+        if (PayloadPtr p = payloads_.Take(job.mutable_spec())) payloads_.Set(id, std::move(p));
         break;
       }
       case pb::JournalRecord::kNextJobId:
@@ -180,6 +182,7 @@ void Controller::LoadState() {
       case pb::JournalRecord::kPurgeJobId:
         high_water = std::max(high_water, rec.purge_job_id() + 1);
         jobs_.erase(rec.purge_job_id());
+        payloads_.Drop(rec.purge_job_id());
         break;
       case pb::JournalRecord::kNode: {
         const auto& saved = rec.node();
@@ -267,7 +270,7 @@ void Controller::MaybeCompact() {
   std::string bytes;
   PutVarint(bytes, (1u << 3) | 0);
   PutVarint(bytes, next_job_id_);
-  for (const auto& [id, job] : jobs_) PutMessageField(bytes, 2, job);
+  for (const auto& [id, job] : jobs_) AppendJobField(bytes, 2, job, payloads_.Bytes(id));
   for (const auto& n : nodes_) {
     if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty())
       PutMessageField(bytes, 3, n.rec);
@@ -283,8 +286,15 @@ void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<v
   std::vector<std::string> encoded;
   encoded.reserve(records.size());
   for (const auto& r : records) {
-    encoded.push_back(Journal::Encode(r));
-    if (r.has_job()) MarkAcctDirty(r.job().job_id());
+    if (r.has_job()) {
+      // A job record is the job's only field: splice the payload in (job_payload.h).
+      std::string body;
+      AppendJobField(body, 1, r.job(), payloads_.Bytes(r.job().job_id()));
+      encoded.push_back(Journal::Frame(body));
+      MarkAcctDirty(r.job().job_id());
+    } else {
+      encoded.push_back(Journal::Encode(r));
+    }
   }
   journal_->Append(std::move(encoded), std::move(then));
 }

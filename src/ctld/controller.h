@@ -21,6 +21,7 @@
 #include "common/auth.h"
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
+#include "ctld/job_payload.h"
 #include "ctld/journal.h"
 #include "sched/assoc_limits.h"
 #include "sched/assoc_tree.h"
@@ -341,6 +342,7 @@ class Controller {
   uint32_t next_job_id_ = 1;
   uint32_t max_job_count_ = 10000;
   std::unordered_map<uint32_t, pb::JobRecord> jobs_;
+  JobPayloads payloads_;  // scripts and environments, kept out of jobs_ (job_payload.h)
   std::set<PendingKey> pending_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> array_tasks_;  // array job id -> task jobs
   std::vector<Node> nodes_;

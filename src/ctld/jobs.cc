@@ -213,6 +213,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   if (spec.hold()) job.set_reason("JobHeldUser");
   uint32_t first_id = next_job_id_;
   size_t count = array ? array->indexes.size() : 1;
+  PayloadPtr payload = payloads_.Take(job.mutable_spec());  // shared by every task
   for (size_t i = 0; i < count; ++i) {
     uint32_t id = next_job_id_++;
     pb::JobRecord task = job;
@@ -226,6 +227,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
       task.set_array_task_id(array->indexes[i]);
     }
     auto [it, inserted] = jobs_.emplace(id, std::move(task));
+    payloads_.Set(id, payload);
     IndexArrayTask(it->second);
     AddPending(it->second);
     created->push_back(&it->second);
@@ -904,6 +906,7 @@ void Controller::PurgeOldJobs(int64_t now) {
       UnindexArrayTask(job);
       shape_cache_.erase(it->first);
       resolved_.erase(it->first);
+      payloads_.Drop(it->first);
       pb::JournalRecord rec;
       rec.set_purge_job_id(it->first);
       recs.push_back(std::move(rec));

@@ -108,6 +108,14 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::string Journal::Frame(std::string_view record_bytes) {
+  std::string out(8, '\0');
+  out.append(record_bytes);
+  PutU32(out, 0, static_cast<uint32_t>(record_bytes.size()));
+  PutU32(out, 4, Crc32c(out.data() + 8, record_bytes.size()));
+  return out;
+}
+
 std::string Journal::Encode(const pb::JournalRecord& record) {
   size_t n = record.ByteSizeLong();
   std::string out(8 + n, '\0');

@@ -53,6 +53,8 @@ class Journal {
   void Stop();
 
   static std::string Encode(const pb::JournalRecord& record);
+  // Frames an already serialized pb::JournalRecord (length, CRC, bytes).
+  static std::string Frame(std::string_view record_bytes);
 
  private:
   struct Batch {

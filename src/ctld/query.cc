@@ -32,20 +32,8 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
       if (!hit) return;
     }
     pb::JobRecord* copy = out->add_jobs();
-    if (req.omit_script()) {
-      // Everything but the script and environment, which are most of a job's bytes: copy the
-      // spec without them instead of copying and then clearing.
-      pb::JobSpec* spec = job.mutable_spec();  // lent out and restored below
-      std::string script;
-      google::protobuf::RepeatedPtrField<std::string> env;
-      script.swap(*spec->mutable_script());
-      env.Swap(spec->mutable_environment());
-      *copy = job;
-      spec->mutable_script()->swap(script);
-      spec->mutable_environment()->Swap(&env);
-    } else {
-      *copy = job;
-    }
+    *copy = job;  // records hold no script or environment (job_payload.h)
+    if (!req.omit_script()) payloads_.Restore(job.job_id(), copy->mutable_spec());
     // A pending job's StartTime is the planner's expected start, as Slurm shows it.
     if (job.state() == pb::JOB_PENDING && job.expected_start() > 0)
       copy->set_start_time(job.expected_start());

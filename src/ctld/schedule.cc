@@ -404,6 +404,7 @@ void Controller::Launch(pb::JobRecord& job) {
   pb::Request req;
   auto* launch = req.mutable_launch_batch();
   *launch->mutable_job() = job;
+  payloads_.Restore(job.job_id(), launch->mutable_job()->mutable_spec());
   for (auto& e : JobEnvironment(job)) launch->add_extra_env(std::move(e));
   launch->set_kill_wait_s(conf_.KillWait());
   uint32_t id = job.job_id();

@@ -1,0 +1,53 @@
+// A job's script and environment: most of its bytes, written once at submission and never
+// changed. The controller keeps them out of its job records, serialized once and shared by jobs
+// that carry the same ones (the tasks of an array, a user's repeated submissions of one script),
+// and splices them back in only where the whole job leaves memory: the batch launch, the
+// journal, the snapshot and unabridged queries. A queued job then costs its record, not its
+// environment's dozens of small strings.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/slurm_conf.h"  // StringHash
+#include "shoal.pb.h"
+
+namespace shoal::ctld {
+
+using PayloadPtr = std::shared_ptr<const std::string>;
+
+class JobPayloads {
+ public:
+  // Moves the script and environment out of `spec` (which keeps neither) and returns them,
+  // interned: equal payloads share one copy. nullptr when spec had neither.
+  PayloadPtr Take(pb::JobSpec* spec);
+  // Records `payload` as job_id's (nullptr forgets it).
+  void Set(uint32_t job_id, PayloadPtr payload);
+  // Gives a payload-less spec job_id's script and environment back (no-op when it has none).
+  void Restore(uint32_t job_id, pb::JobSpec* spec) const;
+  // job_id's payload as serialized JobSpec fields (script, environment); "" when none.
+  const std::string& Bytes(uint32_t job_id) const;
+  void Drop(uint32_t job_id);
+  size_t jobs() const { return by_job_.size(); }
+  size_t distinct() const { return pool_.size(); }
+
+ private:
+  PayloadPtr Intern(std::string bytes);
+
+  std::unordered_map<uint32_t, PayloadPtr> by_job_;
+  // Keys view the pooled strings themselves; an entry goes when its last job does.
+  std::unordered_map<std::string_view, std::weak_ptr<const std::string>, StringHash,
+                     std::equal_to<>>
+      pool_;
+};
+
+// `job` serialized with `payload` (serialized JobSpec fields) spliced in as a second `spec`
+// field, which parsing merges into the first: the whole job without copying the record.
+// AppendJobField writes it as length-delimited field `field` of an enclosing message.
+void AppendJobField(std::string& out, uint32_t field, const pb::JobRecord& job,
+                    const std::string& payload);
+
+}  // namespace shoal::ctld
