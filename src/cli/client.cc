@@ -24,7 +24,10 @@ Result<ClientContext> LoadClientContext() {
   return ctx;
 }
 
-Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request) {
+namespace {
+
+// One request, the answer unparsed (a serialized pb::Response).
+Result<std::string> CallControllerBytes(const ClientContext& ctx, const pb::Request& request) {
   std::string body = request.SerializeAsString();
   AuthPaths paths = AuthPathsFor(ctx.conf_path, ctx.conf.Get("AuthInfo"));
   CredentialSource creds(paths.key_file, paths.agent_socket);
@@ -35,11 +38,30 @@ Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Reque
   auto client = RpcClient::Connect(ControllerAddress(ctx.conf), timeout_ms);
   if (!client)
     return Error(ErrorCode::kUnavailable, "Unable to contact slurm controller (connect failure)");
-  auto response = client->CallRaw(body, *cred, timeout_ms);
+  auto id = client->SendRaw(body, *cred, timeout_ms);
+  auto response = id ? client->ReceiveBody(*id, timeout_ms) : Result<std::string>(id.status());
   if (!response)
     return Error(ErrorCode::kUnavailable,
                  "Unable to contact slurm controller (" + response.error() + ")");
   return response;
+}
+
+}  // namespace
+
+Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request) {
+  auto bytes = CallControllerBytes(ctx, request);
+  if (!bytes) return bytes.status();
+  pb::Response response;
+  if (!response.ParseFromString(*bytes)) return Error(ErrorCode::kProtocol, "malformed response");
+  return response;
+}
+
+Status CallControllerInto(const ClientContext& ctx, const pb::Request& request, pb::Response* out) {
+  auto bytes = CallControllerBytes(ctx, request);
+  if (!bytes) return bytes.status();
+  if (!out->ParseFromString(*bytes)) return Error(ErrorCode::kProtocol, "malformed response");
+  if (out->rc() != 0) return Error(static_cast<ErrorCode>(out->rc()), out->error());
+  return Status::Ok();
 }
 
 Result<pb::Credential> SignForCaller(const ClientContext& ctx, const std::string& body) {

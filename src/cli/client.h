@@ -28,6 +28,9 @@ Result<pb::Response> CallController(const ClientContext& ctx, const pb::Request&
 
 // Same but returns the response even when rc != 0 (for per-job results).
 Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request);
+// CallController parsing into *out, which may live on an arena: a large answer (squeue) is
+// then built and dropped without one malloc/free per string.
+Status CallControllerInto(const ClientContext& ctx, const pb::Request& request, pb::Response* out);
 
 // A call whose connection the caller keeps afterwards (salloc/srun hold their allocation's
 // connection open: the controller ends the allocation when it closes). timeout_ms < 0 waits as

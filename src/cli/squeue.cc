@@ -424,11 +424,18 @@ int SqueueMain(int argc, char** argv) {
     std::string out;
     if (!first_iteration) out += '\n';
     first_iteration = false;
-    auto resp = CallController(*ctx, req);
-    if (!resp.ok()) {
+    // The answer lives on an arena: thousands of records are built and dropped in a few large
+    // blocks instead of one malloc and free per string.
+    google::protobuf::ArenaOptions arena_options;
+    arena_options.start_block_size = 64 << 10;
+    arena_options.max_block_size = 4 << 20;
+    google::protobuf::Arena arena(arena_options);
+    auto* resp = google::protobuf::Arena::CreateMessage<pb::Response>(&arena);
+    Status called = CallControllerInto(*ctx, req, resp);
+    if (!called.ok()) {
       Write(stdout, out);
       std::fflush(stdout);
-      Write(stderr, "slurm_load_jobs error: " + resp.error() + "\n");
+      Write(stderr, "slurm_load_jobs error: " + called.message() + "\n");
       if (a.iterate == 0) return 1;
       sleep(static_cast<unsigned>(a.iterate));
       continue;

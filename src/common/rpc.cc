@@ -263,7 +263,29 @@ bool RpcClient::Readable(int timeout_ms) {
   return r != 0;
 }
 
+void Responder::Raw(std::string response_bytes) const {
+  if (raw_) {
+    raw_(std::move(response_bytes));
+    return;
+  }
+  pb::Response response;
+  if (!response.ParseFromString(response_bytes)) {
+    response.Clear();
+    response.set_rc(static_cast<int32_t>(ErrorCode::kProtocol));
+    response.set_error("malformed response");
+  }
+  (*this)(response);
+}
+
 Result<pb::Response> RpcClient::Receive(uint64_t id, int timeout_ms) {
+  auto body = ReceiveBody(id, timeout_ms);
+  if (!body) return body.status();
+  pb::Response response;
+  if (!response.ParseFromString(*body)) return Error(ErrorCode::kProtocol, "malformed response");
+  return response;
+}
+
+Result<std::string> RpcClient::ReceiveBody(uint64_t id, int timeout_ms) {
   if (fd_ < 0) return Error(ErrorCode::kUnavailable, "not connected");
   int64_t deadline = NowMs() + timeout_ms;
   for (;;) {
@@ -276,10 +298,7 @@ Result<pb::Response> RpcClient::Receive(uint64_t id, int timeout_ms) {
     auto reply = DecodeFrameBody(buf);
     if (!reply) return reply.status();
     if (!reply->is_response() || reply->id() != id) continue;  // not ours: ignore
-    pb::Response response;
-    if (!response.ParseFromString(reply->body()))
-      return Error(ErrorCode::kProtocol, "malformed response");
-    return response;
+    return std::move(*reply->mutable_body());
   }
 }
 
@@ -395,15 +414,17 @@ class AsioConnection final : public RpcConnection {
     uint64_t id = frame.id();
     std::weak_ptr<AsioConnection> weak =
         std::static_pointer_cast<AsioConnection>(shared_from_this());
-    Responder respond = [weak, id](const pb::Response& response) {
+    auto send = [weak, id](std::string body) {
       auto self = weak.lock();
       if (!self || self->closed_ || id == 0) return;
       pb::Frame out;
       out.set_id(id);
       out.set_is_response(true);
-      out.set_body(response.SerializeAsString());
+      out.set_body(std::move(body));
       self->Write(EncodeFrame(out));
     };
+    Responder respond([send](const pb::Response& response) { send(response.SerializeAsString()); },
+                      send);
     handler_(shared_from_this(), frame.cred(), frame.body(), std::move(respond));
   }
 

@@ -49,6 +49,8 @@ class RpcClient {
   // The two halves of CallRaw, for a caller that waits in steps (salloc: "queued and waiting").
   Result<uint64_t> SendRaw(const std::string& body, const pb::Credential& cred, int timeout_ms);
   Result<pb::Response> Receive(uint64_t id, int timeout_ms);
+  // The same, unparsed (a serialized pb::Response), for callers that parse onto an arena.
+  Result<std::string> ReceiveBody(uint64_t id, int timeout_ms);
   // Whether something (or EOF) arrives within timeout_ms.
   bool Readable(int timeout_ms);
   int fd() const { return fd_; }
@@ -62,7 +64,28 @@ class RpcConnection;
 using RpcConnectionPtr = std::shared_ptr<RpcConnection>;
 
 // Replies to one request; may be called later (after a journal commit) but only once.
-using Responder = std::function<void(const pb::Response&)>;
+// Raw() sends an already serialized pb::Response: large query answers are encoded straight from
+// the live records instead of being copied into a message first.
+class Responder {
+ public:
+  using Fn = std::function<void(const pb::Response&)>;
+  using RawFn = std::function<void(std::string)>;
+  Responder() = default;
+  template <typename F, typename = std::enable_if_t<std::is_invocable_v<F&, const pb::Response&> &&
+                                                    !std::is_same_v<std::decay_t<F>, Responder>>>
+  Responder(F fn) : fn_(std::move(fn)) {}  // NOLINT: implicit, like the std::function it wraps
+  Responder(Fn fn, RawFn raw) : fn_(std::move(fn)), raw_(std::move(raw)) {}
+
+  void operator()(const pb::Response& response) const {
+    if (fn_) fn_(response);
+  }
+  // Without a raw path (an in-process responder) the bytes are parsed and handed to fn.
+  void Raw(std::string response_bytes) const;
+
+ private:
+  Fn fn_;
+  RawFn raw_;
+};
 // Called for each request, after the frame is decoded. The handler verifies the credential.
 using RequestHandler = std::function<void(const RpcConnectionPtr& conn, const pb::Credential& cred,
                                           const std::string& body, Responder respond)>;

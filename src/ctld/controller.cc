@@ -245,40 +245,19 @@ void Controller::LoadState() {
   MaybeCompact();
 }
 
-namespace {
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-// Appends one length-delimited field (wire type 2) of a message.
-void PutMessageField(std::string& out, uint32_t field, const google::protobuf::MessageLite& m) {
-  PutVarint(out, (uint64_t(field) << 3) | 2);
-  PutVarint(out, m.ByteSizeLong());
-  m.AppendToString(&out);
-}
-
-}  // namespace
-
 void Controller::MaybeCompact() {
   // Encodes pb::Snapshot field by field straight from the live records, so compaction never
   // copies the job table (field numbers as in shoal.proto: 1 next_job_id, 2 jobs, 3 nodes).
   std::string bytes;
-  PutVarint(bytes, (1u << 3) | 0);
-  PutVarint(bytes, next_job_id_);
+  AppendVarintField(bytes, 1, next_job_id_);
   for (const auto& [id, job] : jobs_) AppendJobField(bytes, 2, job, payloads_.Bytes(id));
   for (const auto& n : nodes_) {
     if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty())
-      PutMessageField(bytes, 3, n.rec);
+      AppendMessageField(bytes, 3, n.rec);
   }
   // 4 reservations, 5 next_resv_id.
-  for (const auto& r : ReservationRecords()) PutMessageField(bytes, 4, r);
-  PutVarint(bytes, (5u << 3) | 0);
-  PutVarint(bytes, next_resv_id());
+  for (const auto& r : ReservationRecords()) AppendMessageField(bytes, 4, r);
+  AppendVarintField(bytes, 5, next_resv_id());
   journal_->Compact(std::move(bytes));
 }
 
@@ -371,7 +350,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       return;
     }
     case pb::Request::kJobQuery:
-      respond(QueryJobs(req.job_query()));
+      respond.Raw(QueryJobs(req.job_query()));
       return;
     case pb::Request::kShareQuery:
       respond(QueryShares(cred, req.share_query()));

@@ -203,7 +203,8 @@ class Controller {
   std::vector<std::string> JobEnvironment(const pb::JobRecord& job) const;
 
   // --- queries (query.cc)
-  pb::Response QueryJobs(const pb::JobQueryRequest& req);
+  // A serialized pb::Response, encoded straight from the records (no copies of them).
+  std::string QueryJobs(const pb::JobQueryRequest& req);
   pb::Response QueryNodes(const pb::NodeQueryRequest& req) const;
   pb::Response QueryConfig() const;
 

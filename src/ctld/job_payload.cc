@@ -5,14 +5,6 @@ namespace {
 
 constexpr uint32_t kJobRecordSpecField = 2;  // JobRecord.spec
 
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
 size_t VarintSize(uint64_t v) {
   size_t n = 1;
   while (v >= 0x80) {
@@ -28,6 +20,25 @@ const std::string& Empty() {
 }
 
 }  // namespace
+
+void AppendVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void AppendVarintField(std::string& out, uint32_t field, uint64_t v) {
+  AppendVarint(out, uint64_t(field) << 3);
+  AppendVarint(out, v);
+}
+
+void AppendMessageField(std::string& out, uint32_t field, const google::protobuf::MessageLite& m) {
+  AppendVarint(out, (uint64_t(field) << 3) | 2);
+  AppendVarint(out, m.ByteSizeLong());
+  m.AppendToString(&out);
+}
 
 PayloadPtr JobPayloads::Take(pb::JobSpec* spec) {
   if (spec->script().empty() && spec->environment().empty()) return nullptr;
@@ -69,18 +80,20 @@ void JobPayloads::Drop(uint32_t job_id) {
 }
 
 void AppendJobField(std::string& out, uint32_t field, const pb::JobRecord& job,
-                    const std::string& payload) {
+                    const std::string& payload, std::string_view overrides) {
   size_t record = job.ByteSizeLong();
   size_t extra = payload.empty() ? 0
                                  : VarintSize((kJobRecordSpecField << 3) | 2) +
                                        VarintSize(payload.size()) + payload.size();
-  PutVarint(out, (uint64_t(field) << 3) | 2);
-  PutVarint(out, record + extra);
+  AppendVarint(out, (uint64_t(field) << 3) | 2);
+  AppendVarint(out, record + extra + overrides.size());
   job.AppendToString(&out);
-  if (extra == 0) return;
-  PutVarint(out, (kJobRecordSpecField << 3) | 2);
-  PutVarint(out, payload.size());
-  out += payload;
+  if (extra != 0) {
+    AppendVarint(out, (kJobRecordSpecField << 3) | 2);
+    AppendVarint(out, payload.size());
+    out += payload;
+  }
+  out += overrides;
 }
 
 }  // namespace shoal::ctld

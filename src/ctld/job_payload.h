@@ -47,7 +47,14 @@ class JobPayloads {
 // `job` serialized with `payload` (serialized JobSpec fields) spliced in as a second `spec`
 // field, which parsing merges into the first: the whole job without copying the record.
 // AppendJobField writes it as length-delimited field `field` of an enclosing message.
+// `overrides` are more encoded JobRecord fields appended inside it; a scalar parsed later wins,
+// so a query answer can show a value other than the stored one without copying the record.
 void AppendJobField(std::string& out, uint32_t field, const pb::JobRecord& job,
-                    const std::string& payload);
+                    const std::string& payload, std::string_view overrides = {});
+
+// Protobuf wire-format pieces for messages encoded by hand.
+void AppendVarint(std::string& out, uint64_t v);
+void AppendVarintField(std::string& out, uint32_t field, uint64_t v);
+void AppendMessageField(std::string& out, uint32_t field, const google::protobuf::MessageLite& m);
 
 }  // namespace shoal::ctld

@@ -8,16 +8,18 @@
 
 namespace shoal::ctld {
 
-pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
-  pb::Response resp;
-  auto* out = resp.mutable_job_query();
-  out->set_server_time(Now());
+std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
+  // Field numbers as in shoal.proto: Response.job_query = 11, JobQueryResponse.jobs = 1 and
+  // server_time = 2, JobRecord.completing = 4 and start_time = 8.
   std::set<uint32_t> uids(req.uids().begin(), req.uids().end());
   std::set<int> states(req.states().begin(), req.states().end());
   std::set<std::string> parts(req.partitions().begin(), req.partitions().end());
   std::set<std::string> names(req.names().begin(), req.names().end());
   std::set<std::string> nodes(req.nodes().begin(), req.nodes().end());
-  auto add = [&](pb::JobRecord& job) {
+  static const std::string kNoPayload;
+  std::string answer;  // JobQueryResponse
+  size_t matched = 0;
+  auto add = [&](const pb::JobRecord& job) {
     if (!uids.empty() && !uids.count(job.spec().uid())) return;
     if (!states.empty() && !states.count(job.state())) return;
     if (!parts.empty()) {
@@ -31,12 +33,13 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
       for (const auto& n : job.nodes()) hit |= nodes.count(n) > 0;
       if (!hit) return;
     }
-    pb::JobRecord* copy = out->add_jobs();
-    *copy = job;  // records hold no script or environment (job_payload.h)
-    if (!req.omit_script()) payloads_.Restore(job.job_id(), copy->mutable_spec());
     // A pending job's StartTime is the planner's expected start, as Slurm shows it.
+    std::string overrides;
     if (job.state() == pb::JOB_PENDING && job.expected_start() > 0)
-      copy->set_start_time(job.expected_start());
+      AppendVarintField(overrides, 8, static_cast<uint64_t>(job.expected_start()));
+    AppendJobField(answer, 1, job, req.omit_script() ? kNoPayload : payloads_.Bytes(job.job_id()),
+                   overrides);
+    ++matched;
   };
   if (req.job_ids_size() > 0) {
     for (uint32_t id : req.job_ids()) {
@@ -51,24 +54,33 @@ pb::Response Controller::QueryJobs(const pb::JobQueryRequest& req) {
       auto it = jobs_.find(id);
       if (it != jobs_.end()) add(it->second);
     }
-    if (out->jobs_size() == 0 && uids.empty() && states.empty()) {
+    if (matched == 0 && uids.empty() && states.empty()) {
+      pb::Response resp;
       resp.set_rc(static_cast<int32_t>(ErrorCode::kInvalidJobId));
       resp.set_error("Invalid job id specified");
+      resp.mutable_job_query()->set_server_time(Now());
+      return resp.SerializeAsString();
     }
-    return resp;
+  } else {
+    // Ordered by job id so output is stable.
+    std::vector<const pb::JobRecord*> sorted;
+    sorted.reserve(jobs_.size());
+    for (const auto& [id, job] : jobs_) {
+      if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
+      sorted.push_back(&job);
+    }
+    std::sort(sorted.begin(), sorted.end(), [](const pb::JobRecord* a, const pb::JobRecord* b) {
+      return a->job_id() < b->job_id();
+    });
+    for (const auto* job : sorted) add(*job);
   }
-  // Ordered by job id so output is stable.
-  std::vector<pb::JobRecord*> sorted;
-  sorted.reserve(jobs_.size());
-  for (auto& [id, job] : jobs_) {
-    if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
-    sorted.push_back(&job);
-  }
-  std::sort(sorted.begin(), sorted.end(), [](const pb::JobRecord* a, const pb::JobRecord* b) {
-    return a->job_id() < b->job_id();
-  });
-  for (auto* job : sorted) add(*job);
-  return resp;
+  AppendVarintField(answer, 2, static_cast<uint64_t>(Now()));
+  std::string out;
+  out.reserve(answer.size() + 8);
+  AppendVarint(out, (11u << 3) | 2);
+  AppendVarint(out, answer.size());
+  out += answer;
+  return out;
 }
 
 pb::Response Controller::QueryNodes(const pb::NodeQueryRequest& req) const {
