@@ -33,6 +33,8 @@ PACKAGES=(
   # what the integration tests use: ps/pgrep, useradd, runuser/setpriv; real MPI (Open MPI with
   # mpi4py, MPICH) for the srun/mpirun tests
   procps passwd adduser util-linux openmpi-bin libopenmpi-dev python3-mpi4py mpich libmpich-dev
+  # srun --container tests: a rootless OCI runtime (crun 1.8 refuses hybrid cgroups) and a static busybox for the bundle
+  runc busybox-static
 )
 
 deps_only=0

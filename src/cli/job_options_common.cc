@@ -372,6 +372,19 @@ Status ParseSignalSpec(std::string_view prog, const std::string& value, pb::JobS
   return Status::Ok();
 }
 
+bool ValidGpuBind(std::string_view value) {
+  std::string_view rest = value;
+  if (rest.substr(0, 8) == "verbose,") rest.remove_prefix(8);
+  if (rest == "closest" || rest == "none") return true;
+  for (std::string_view type : {"single:", "per_task:", "map_gpu:", "mask_gpu:"}) {
+    if (rest.substr(0, type.size()) != type) continue;
+    std::string_view list = rest.substr(type.size());
+    return !list.empty() &&
+           list.find_first_not_of("0123456789abcdefABCDEFxX,*") == std::string_view::npos;
+  }
+  return false;
+}
+
 Status ParseSwitches(std::string_view prog, const std::string& value, pb::JobSpec& spec) {
   std::string count = value, wait;
   if (auto at = value.find('@'); at != std::string::npos) {

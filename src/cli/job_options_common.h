@@ -119,6 +119,10 @@ Status ParseNodes(std::string_view prog, const std::string& value, pb::JobSpec& 
 Status ParseSignalSpec(std::string_view prog, const std::string& value, pb::JobSpec& spec);
 // --switches=count[@max-time]: sets switches/switches_wait_s.
 Status ParseSwitches(std::string_view prog, const std::string& value, pb::JobSpec& spec);
+
+// --gpu-bind=[verbose,]closest|single:N|per_task:N|map_gpu:L|mask_gpu:L|none, checked for its
+// shape only (the node reads the lists). sbatch/salloc store it in JobSpec.gpu_bind.
+bool ValidGpuBind(std::string_view value);
 bool ValidMailType(std::string_view s);
 // -m/--distribution: {*|block|cyclic|arbitrary|plane=<size>}[:{*|block|cyclic|fcyclic}
 // [:{*|block|cyclic|fcyclic}]][,{Pack|NoPack}], case-insensitive. Returns the canonical

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "common/mem_bind.h"
 #include "common/units.h"
 
 namespace shoal::cli {
@@ -14,10 +15,14 @@ constexpr std::string_view kProg = "salloc";
 
 enum SallocOpt : int {
   kBell = kFirstCommandOption,
+  kContainer,
   kKillCommand,
   kNoBell,
   kNoShell,
   kWaitAllNodes,
+  kGpuBind,
+  kHint,
+  kMemBind,
 };
 
 // Slurm 22.05's salloc options.
@@ -34,7 +39,7 @@ constexpr OptionDef kOptions[] = {
     {"clusters", 'M', OptArg::kRequired, kAllocUnsupported},
     {"comment", 0, OptArg::kRequired, kAllocComment},
     {"constraint", 'C', OptArg::kRequired, kAllocConstraint},
-    {"container", 0, OptArg::kRequired, kAllocUnsupported},
+    {"container", 0, OptArg::kRequired, kContainer},
     {"contiguous", 0, OptArg::kNone, kAllocUnsupported},
     {"core-spec", 'S', OptArg::kRequired, kAllocUnsupported},
     {"cores-per-socket", 0, OptArg::kRequired, kAllocUnsupported},
@@ -50,7 +55,7 @@ constexpr OptionDef kOptions[] = {
     {"extra-node-info", 'B', OptArg::kRequired, kAllocUnsupported},
     {"get-user-env", 0, OptArg::kOptional, kAllocIgnored},
     {"gid", 0, OptArg::kRequired, kAllocUnsupported},
-    {"gpu-bind", 0, OptArg::kRequired, kAllocIgnored},
+    {"gpu-bind", 0, OptArg::kRequired, kGpuBind},
     {"gpu-freq", 0, OptArg::kRequired, kAllocIgnored},
     {"gpus", 'G', OptArg::kRequired, kAllocGpus},
     {"gpus-per-node", 0, OptArg::kRequired, kAllocGpusPerNode},
@@ -59,7 +64,7 @@ constexpr OptionDef kOptions[] = {
     {"gres", 0, OptArg::kRequired, kAllocGres},
     {"gres-flags", 0, OptArg::kRequired, kAllocIgnored},
     {"help", 'h', OptArg::kNone, kAllocHelp},
-    {"hint", 0, OptArg::kRequired, kAllocIgnored},
+    {"hint", 0, OptArg::kRequired, kHint},
     {"hold", 'H', OptArg::kNone, kAllocHold},
     {"immediate", 'I', OptArg::kOptional, kAllocImmediate},
     {"job-name", 'J', OptArg::kRequired, kAllocJobName},
@@ -69,7 +74,7 @@ constexpr OptionDef kOptions[] = {
     {"mail-user", 0, OptArg::kRequired, kAllocMailUser},
     {"mcs-label", 0, OptArg::kRequired, kAllocIgnored},
     {"mem", 0, OptArg::kRequired, kAllocMem},
-    {"mem-bind", 0, OptArg::kRequired, kAllocIgnored},
+    {"mem-bind", 0, OptArg::kRequired, kMemBind},
     {"mem-per-cpu", 0, OptArg::kRequired, kAllocMemPerCpu},
     {"mem-per-gpu", 0, OptArg::kRequired, kAllocMemPerGpu},
     {"mincpus", 0, OptArg::kRequired, kAllocMincpus},
@@ -130,13 +135,18 @@ constexpr EnvDef kEnvVars[] = {
     {"SALLOC_ACCOUNT", kAllocAccount, EnvKind::kValue},
     {"SALLOC_BELL", kBell, EnvKind::kFlag},
     {"SALLOC_CONSTRAINT", kAllocConstraint, EnvKind::kValue},
+    {"SALLOC_CONTAINER", kContainer, EnvKind::kValue},
     {"SALLOC_CPUS_PER_GPU", kAllocCpusPerGpu, EnvKind::kValue},
     {"SALLOC_DEBUG", kAllocVerbose, EnvKind::kDebug},
     {"SALLOC_EXCLUSIVE", kAllocExclusive, EnvKind::kOptional},
     {"SALLOC_GPUS", kAllocGpus, EnvKind::kValue},
     {"SALLOC_GPUS_PER_NODE", kAllocGpusPerNode, EnvKind::kValue},
     {"SALLOC_GPUS_PER_TASK", kAllocGpusPerTask, EnvKind::kValue},
+    {"SALLOC_GPU_BIND", kGpuBind, EnvKind::kValue},
     {"SALLOC_GRES", kAllocGres, EnvKind::kValue},
+    {"SALLOC_HINT", kHint, EnvKind::kValue},
+    {"SLURM_HINT", kHint, EnvKind::kValue},
+    {"SALLOC_MEM_BIND", kMemBind, EnvKind::kValue},
     {"SALLOC_IMMEDIATE", kAllocImmediate, EnvKind::kOptional},
     {"SALLOC_KILL_CMD", kKillCommand, EnvKind::kOptional},
     {"SALLOC_MEM_PER_CPU", kAllocMemPerCpu, EnvKind::kValue},
@@ -204,6 +214,26 @@ Status ApplySallocSetting(SallocState& st, const OptionSetting& s, OptSource sou
     case kNoBell:
       req.bell = SallocBell::kNever;
       break;
+    case kContainer:  // an OCI bundle for the job's steps (oci.conf on the nodes)
+      st.alloc.spec.set_container(value);
+      break;
+    // Binding options: kept in the job, applied to its steps (the controller hands them on).
+    case kGpuBind:
+      if (!ValidGpuBind(value))
+        return ProgError(kProg, "Invalid --gpu-bind argument: gpu:" + value);
+      st.alloc.spec.set_gpu_bind(value);
+      break;
+    case kHint:
+      if (!shoal::ValidHint(value))
+        return ProgError(kProg, "unrecognized --hint argument \"" + value + "\", see --hint=help");
+      st.alloc.spec.set_hint(value);
+      break;
+    case kMemBind: {
+      auto mb = ParseMemBind(value);
+      if (!mb.ok()) return ProgError(kProg, mb.error());
+      st.alloc.spec.set_mem_bind(value);
+      break;
+    }
     case kKillCommand: {
       int sig = 0;
       if (s.value) {

@@ -9,6 +9,8 @@
 #include <limits>
 #include <utility>
 
+#include "cli/srun_options.h"
+#include "common/mem_bind.h"
 #include "common/units.h"
 
 namespace shoal::cli {
@@ -25,6 +27,7 @@ enum Opt : int {
   kChdir,
   kComment,
   kConstraint,
+  kContainer,
   kCpusPerTask,
   kDeadline,
   kDependency,
@@ -79,6 +82,10 @@ enum Opt : int {
   kWait,
   kWckey,
   kWrap,
+  kCpuBind,
+  kGpuBind,
+  kHint,
+  kMemBind,
   kUnsupported,      // accepted and ignored with a warning
   kSilentlyIgnored,  // accepted and ignored (tuning that has no meaning here)
 };
@@ -100,10 +107,11 @@ constexpr OptDef kOptions[] = {
     {"clusters", 'M', Arg::kRequired, kUnsupported},
     {"comment", 0, Arg::kRequired, kComment},
     {"constraint", 'C', Arg::kRequired, kConstraint},
-    {"container", 0, Arg::kRequired, kUnsupported},
+    {"container", 0, Arg::kRequired, kContainer},
     {"contiguous", 0, Arg::kNone, kUnsupported},
     {"core-spec", 'S', Arg::kRequired, kUnsupported},
     {"cores-per-socket", 0, Arg::kRequired, kUnsupported},
+    {"cpu-bind", 0, Arg::kRequired, kCpuBind},  // Shoal: binds the batch script
     {"cpu-freq", 0, Arg::kRequired, kSilentlyIgnored},
     {"cpus-per-gpu", 0, Arg::kRequired, kCpusPerGpu},
     {"cpus-per-task", 'c', Arg::kRequired, kCpusPerTask},
@@ -119,7 +127,7 @@ constexpr OptDef kOptions[] = {
     {"extra-node-info", 'B', Arg::kRequired, kUnsupported},
     {"get-user-env", 0, Arg::kOptional, kGetUserEnv},
     {"gid", 0, Arg::kRequired, kUnsupported},
-    {"gpu-bind", 0, Arg::kRequired, kSilentlyIgnored},
+    {"gpu-bind", 0, Arg::kRequired, kGpuBind},
     {"gpu-freq", 0, Arg::kRequired, kSilentlyIgnored},
     {"gpus", 'G', Arg::kRequired, kGpus},
     {"gpus-per-node", 0, Arg::kRequired, kGpusPerNode},
@@ -128,7 +136,7 @@ constexpr OptDef kOptions[] = {
     {"gres", 0, Arg::kRequired, kGres},
     {"gres-flags", 0, Arg::kRequired, kSilentlyIgnored},
     {"help", 'h', Arg::kNone, kHelp},
-    {"hint", 0, Arg::kRequired, kSilentlyIgnored},
+    {"hint", 0, Arg::kRequired, kHint},
     {"hold", 'H', Arg::kNone, kHold},
     {"ignore-pbs", 0, Arg::kNone, kSilentlyIgnored},
     {"input", 'i', Arg::kRequired, kInput},
@@ -139,7 +147,7 @@ constexpr OptDef kOptions[] = {
     {"mail-user", 0, Arg::kRequired, kMailUser},
     {"mcs-label", 0, Arg::kRequired, kSilentlyIgnored},
     {"mem", 0, Arg::kRequired, kMem},
-    {"mem-bind", 0, Arg::kRequired, kSilentlyIgnored},
+    {"mem-bind", 0, Arg::kRequired, kMemBind},
     {"mem-per-cpu", 0, Arg::kRequired, kMemPerCpu},
     {"mem-per-gpu", 0, Arg::kRequired, kMemPerGpu},
     {"mincpus", 0, Arg::kRequired, kMincpus},
@@ -206,6 +214,7 @@ constexpr EnvDef kEnvVars[] = {
     {"SBATCH_ACCOUNT", kAccount, EnvKind::kValue},
     {"SBATCH_ARRAY_INX", kArray, EnvKind::kValue},
     {"SBATCH_CONSTRAINT", kConstraint, EnvKind::kValue},
+    {"SBATCH_CONTAINER", kContainer, EnvKind::kValue},
     {"SBATCH_DEBUG", kVerbose, EnvKind::kDebug},
     {"SBATCH_ERROR", kError, EnvKind::kValue},
     {"SBATCH_EXCLUSIVE", kExclusive, EnvKind::kExclusive},
@@ -220,6 +229,10 @@ constexpr EnvDef kEnvVars[] = {
     {"SBATCH_INPUT", kInput, EnvKind::kValue},
     {"SBATCH_JOB_NAME", kJobName, EnvKind::kValue},
     {"SBATCH_MEM_PER_CPU", kMemPerCpu, EnvKind::kValue},
+    {"SBATCH_MEM_BIND", kMemBind, EnvKind::kValue},
+    {"SBATCH_GPU_BIND", kGpuBind, EnvKind::kValue},
+    {"SBATCH_HINT", kHint, EnvKind::kValue},
+    {"SLURM_HINT", kHint, EnvKind::kValue},
     {"SBATCH_MEM_PER_NODE", kMem, EnvKind::kValue},
     {"SBATCH_NO_KILL", kNoKill, EnvKind::kNoKill},
     {"SBATCH_NO_REQUEUE", kNoRequeue, EnvKind::kFlag},
@@ -396,6 +409,9 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
     case kConstraint:
       spec.set_constraint(value);
       break;
+    case kContainer:  // an OCI bundle: the script runs inside it (oci.conf on the node)
+      spec.set_container(value);
+      break;
     case kCpusPerTask: {
       auto v = PositiveCount(value, s.name);
       if (!v.ok()) return v.status();
@@ -437,6 +453,33 @@ Status ApplySetting(BuildState& st, const SbatchSetting& s, Source source) {
     case kNoKill:
     case kSilentlyIgnored:
       break;
+    case kCpuBind: {
+      auto cb = ParseCpuBind(value);
+      if (!cb.ok()) {
+        std::string text = cb.error();  // srun's words, for sbatch
+        for (size_t at = 0; (at = text.find("srun:", at)) != std::string::npos; at += 7)
+          text.replace(at, 5, "sbatch:");
+        return InvalidArgument(text);
+      }
+      spec.set_cpu_bind(cb->text);
+      break;
+    }
+    case kGpuBind:
+      if (!jobopt::ValidGpuBind(value))
+        return SbatchError("Invalid --gpu-bind argument: gpu:" + value);
+      spec.set_gpu_bind(value);
+      break;
+    case kHint:
+      if (!ValidHint(value))
+        return SbatchError("unrecognized --hint argument \"" + value + "\", see --hint=help");
+      spec.set_hint(value);
+      break;
+    case kMemBind: {
+      auto mb = ParseMemBind(value);
+      if (!mb.ok()) return SbatchError(mb.error());
+      spec.set_mem_bind(value);
+      break;
+    }
     case kGpus:
       if (value.empty()) return SbatchError("Invalid --gpus specification: empty");
       spec.set_gpus(value);

@@ -814,6 +814,70 @@ int Update(Session& s, const std::vector<std::string>& args) {
   return 1;
 }
 
+// ---- reboot -----------------------------------------------------------------------------------
+
+// scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=<reason>] {ALL|<NodeList>}
+int Reboot(Session& s, const std::vector<std::string>& args) {
+  pb::Request req;
+  auto* r = req.mutable_reboot_nodes();
+  std::string nodes;
+  for (const auto& a : args) {
+    auto kv = SplitKeyValue(a);
+    std::string key = Lower(kv.key);
+    if (Lower(a) == "asap") {
+      r->set_asap(true);
+    } else if (a.find('=') != std::string::npos && key == "nextstate") {
+      std::string v = kv.value;
+      std::transform(v.begin(), v.end(), v.begin(), ::toupper);
+      if (v != "RESUME" && v != "DOWN") {
+        Err("Invalid state: " + kv.value);
+        Err("Valid states: DOWN, RESUME");
+        return 1;
+      }
+      r->set_next_state(v);
+    } else if (a.find('=') != std::string::npos && key == "reason") {
+      if (kv.value.empty()) {
+        Err("missing reason");
+        return 1;
+      }
+      r->set_reason(kv.value);
+    } else if (nodes.empty()) {
+      nodes = a;
+    } else {
+      Err("too many arguments for keyword:reboot");
+      return 1;
+    }
+  }
+  if (nodes.empty()) {
+    Err("Missing node list. Specify ALL|<NodeList>");
+    return 1;
+  }
+  r->set_node_names(nodes);
+  const ClientContext* ctx = s.Client();
+  if (ctx && ctx->conf.Get("RebootProgram").empty()) {
+    ErrPrefixed("RebootProgram isn't defined");
+    Err("scontrol_reboot_nodes error: Unspecified error");
+    return 1;
+  }
+  return Call(s, req, "scontrol_reboot_nodes error") ? 0 : 1;
+}
+
+// scontrol cancel_reboot <NodeList>
+int CancelReboot(Session& s, const std::vector<std::string>& args) {
+  if (args.empty()) {
+    Err("missing argument for keyword:cancel_reboot");
+    return 1;
+  }
+  if (args.size() > 1) {
+    Err("too many arguments for keyword:cancel_reboot");
+    return 1;
+  }
+  pb::Request req;
+  req.mutable_reboot_nodes()->set_node_names(args[0]);
+  req.mutable_reboot_nodes()->set_cancel(true);
+  return Call(s, req, "slurm_update error") ? 0 : 1;
+}
+
 // ---- dispatch ---------------------------------------------------------------------------------
 
 std::string Help() {
@@ -846,6 +910,8 @@ std::string Help() {
          "     ping                     print status of slurmctld daemons.\n"
          "     quiet                    print no messages other than error messages.\n"
          "     quit                     terminate this command.\n"
+         "     reboot [ASAP] [nextstate=] [reason=] <NodeList>  reboot nodes when idle\n"
+         "     cancel_reboot <NodeList>  cancel pending reboots\n"
          "     release <job_list>       permit specified job to start (see hold)\n"
          "     requeue <job_id>         re-queue a batch job\n"
          "     requeuehold <job_id>     re-queue and hold a batch job\n"
@@ -882,6 +948,8 @@ int Dispatch(Session& s, const std::vector<std::string>& words, bool* quit) {
   if (Abbrev(cmd, "show", 3)) return Show(s, args);
   if (cmd == "ping") return no_args("ping") ? Ping(s) : 1;
   if (Abbrev(cmd, "update", 3)) return Update(s, args);
+  if (Abbrev(cmd, "reboot_nodes", 3)) return Reboot(s, args);
+  if (Abbrev(cmd, "cancel_reboot", 3)) return CancelReboot(s, args);
   if (Abbrev(cmd, "create", 3)) return Create(s, args);
   if (Abbrev(cmd, "delete", 3)) return Delete(s, args);
   if (cmd == "hold") return JobControl(s, "hold", A::HOLD, args, "slurm_update error");

@@ -481,7 +481,11 @@ std::string FormatJob(const pb::JobRecord& job, int64_t now, const ShowOptions& 
   l.Add("Priority=" + std::to_string(priority) + " Nice=" + std::to_string(spec.nice()) +
         " Account=" + OrNull(spec.account()) + " QOS=" + OrNull(spec.qos()));
 
-  std::string state = job.completing() ? "COMPLETING" : JobStateName(job.state());
+  // CONFIGURING: running, but prologs (PrologSlurmctld, PrologFlags=Alloc) not done yet.
+  std::string state = job.completing() ? "COMPLETING"
+                      : job.state() == pb::JOB_RUNNING && job.prolog_pending_nodes_size() > 0
+                          ? "CONFIGURING"
+                          : JobStateName(job.state());
   std::string reason;
   if (!job.state_desc().empty()) {
     reason = ReplaceAll(job.state_desc(), " ", "_");
@@ -490,9 +494,9 @@ std::string FormatJob(const pb::JobRecord& job, int64_t now, const ShowOptions& 
   }
   l.Add("JobState=" + state + " Reason=" + reason + " Dependency=" + OrNull(spec.dependency()));
 
-  l.Add(std::string("Requeue=") + (job.requeue() ? "1" : "0") +
-        " Restarts=" + std::to_string(job.restart_count()) +
-        " BatchFlag=1 Reboot=0 ExitCode=" + FormatExitCode(job.exit_status()));
+  l.Add(std::string("Requeue=") + (job.requeue() ? "1" : "0") + " Restarts=" +
+        std::to_string(job.restart_count()) + " BatchFlag=" + (spec.interactive() ? "0" : "1") +
+        " Reboot=0 ExitCode=" + FormatExitCode(job.exit_status()));
   if (opts.details) l.Add("DerivedExitCode=" + FormatExitCode(job.derived_exit_status()));
 
   std::string time_min = "N/A";
@@ -586,6 +590,7 @@ std::string FormatJob(const pb::JobRecord& job, int64_t now, const ShowOptions& 
     l.Add("MailUser=" + (spec.mail_user().empty() ? user : spec.mail_user()) + " MailType=" +
           (spec.mail_type().empty() ? std::string("NONE") : Upper(spec.mail_type())));
   }
+  if (!spec.container().empty()) l.Add("Container=" + spec.container());  // Slurm: only when set
 
   std::string sep = Sep(opts);
   std::string out;

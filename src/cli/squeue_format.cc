@@ -50,6 +50,7 @@ enum ExtraField : int {
   kReboot,
   kMinTime,
   kCluster,
+  kContainer,
   kBlank,  // unknown -o letters print nothing (padded to the width)
 };
 
@@ -74,6 +75,7 @@ constexpr LongField kLongFields[] = {
     {"clusterfeature", kClusterFeature, "CLUSTER_FEATURE"},
     {"command", 'o', "COMMAND"},
     {"comment", 'k', "COMMENT"},
+    {"container", kContainer, "CONTAINER"},
     {"contiguous", 'O', "CONTIGUOUS"},
     {"cores", 'I', "CORES_PER_SOCKET"},
     {"corespec", 'X', "CORE_SPEC"},
@@ -508,6 +510,8 @@ std::string Value(const Row& r, int id, const Ctx& c) {
       return Timestamp(j.accrue_time(), "N/A");
     case kAdminComment:
       return "(null)";
+    case kContainer:
+      return OrNull(s.container());
     case kAllocNodes:
       return OrNull(s.submit_host());
     case kAllocSid:
@@ -576,6 +580,7 @@ std::string_view StateShortView(const pb::JobRecord& j) {
   static constexpr std::string_view kShort[] = {"PD", "R",  "S",  "CD", "CA", "F",
                                                 "TO", "NF", "PR", "BF", "DL", "OOM"};
   if (j.completing()) return "CG";
+  if (j.state() == pb::JOB_RUNNING && j.prolog_pending_nodes_size() > 0) return "CF";
   int s = static_cast<int>(j.state());
   return s >= 0 && s < 12 ? kShort[s] : std::string_view("?");
 }
@@ -924,10 +929,14 @@ void AppendLimit(std::string& out, const char* key, uint32_t minutes) {
 }  // namespace
 
 std::string SqueueStateLong(const pb::JobRecord& job) {
+  if (job.state() == pb::JOB_RUNNING && job.prolog_pending_nodes_size() > 0 && !job.completing())
+    return "CONFIGURING";
   return job.completing() ? std::string("COMPLETING") : JobStateName(job.state());
 }
 
 std::string SqueueStateShort(const pb::JobRecord& job) {
+  if (job.state() == pb::JOB_RUNNING && job.prolog_pending_nodes_size() > 0 && !job.completing())
+    return "CF";
   return job.completing() ? std::string("CG") : JobStateCompact(job.state());
 }
 

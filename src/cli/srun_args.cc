@@ -67,6 +67,10 @@ Result<ParsedSrun> ParseSrunArgs(const std::vector<std::string>& args, const Run
       out.text_only = true;
       out.text = SrunCpuBindHelpText();
       return out;
+    case SrunAction::kBindHelp:
+      out.text_only = true;
+      out.text = req.help_text;
+      return out;
     case SrunAction::kRun:
       break;
   }

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "common/mem_bind.h"
 #include "common/units.h"
 
 namespace shoal::cli {
@@ -33,6 +34,9 @@ constexpr std::string_view kProg = "srun";
 
 enum SrunOpt : int {
   kCpuBind = jobopt::kFirstCommandOption,
+  kGpuBind,
+  kHint,
+  kMemBind,
   kDisableStatus,
   kError,
   kExact,
@@ -43,6 +47,7 @@ enum SrunOpt : int {
   kKillOnBadExit,
   kLabel,
   kMpi,
+  kContainer,
   kMultiProg,
   kNoAllocate,
   kOpenMode,
@@ -75,7 +80,7 @@ constexpr OptionDef kOptions[] = {
     {"comment", 0, OptArg::kRequired, kAllocComment},
     {"compress", 0, OptArg::kOptional, kAllocUnsupported},
     {"constraint", 'C', OptArg::kRequired, kAllocConstraint},
-    {"container", 0, OptArg::kRequired, kAllocUnsupported},
+    {"container", 0, OptArg::kRequired, kContainer},
     {"contiguous", 0, OptArg::kNone, kAllocUnsupported},
     {"core-spec", 'S', OptArg::kRequired, kAllocUnsupported},
     {"cores-per-socket", 0, OptArg::kRequired, kAllocUnsupported},
@@ -98,7 +103,7 @@ constexpr OptionDef kOptions[] = {
     {"export", 0, OptArg::kRequired, kExport},
     {"extra-node-info", 'B', OptArg::kRequired, kAllocUnsupported},
     {"gid", 0, OptArg::kRequired, kAllocUnsupported},
-    {"gpu-bind", 0, OptArg::kRequired, kAllocIgnored},
+    {"gpu-bind", 0, OptArg::kRequired, kGpuBind},
     {"gpu-freq", 0, OptArg::kRequired, kAllocIgnored},
     {"gpus", 'G', OptArg::kRequired, kAllocGpus},
     {"gpus-per-node", 0, OptArg::kRequired, kAllocGpusPerNode},
@@ -108,7 +113,7 @@ constexpr OptionDef kOptions[] = {
     {"gres-flags", 0, OptArg::kRequired, kAllocIgnored},
     {"help", 'h', OptArg::kNone, kAllocHelp},
     {"het-group", 0, OptArg::kRequired, kHetGroup},
-    {"hint", 0, OptArg::kRequired, kAllocIgnored},
+    {"hint", 0, OptArg::kRequired, kHint},
     {"hold", 'H', OptArg::kNone, kAllocHold},
     {"immediate", 'I', OptArg::kOptional, kAllocImmediate},
     {"input", 'i', OptArg::kRequired, kInput},
@@ -121,7 +126,7 @@ constexpr OptionDef kOptions[] = {
     {"mail-user", 0, OptArg::kRequired, kAllocMailUser},
     {"mcs-label", 0, OptArg::kRequired, kAllocIgnored},
     {"mem", 0, OptArg::kRequired, kAllocMem},
-    {"mem-bind", 0, OptArg::kRequired, kAllocIgnored},
+    {"mem-bind", 0, OptArg::kRequired, kMemBind},
     {"mem-per-cpu", 0, OptArg::kRequired, kAllocMemPerCpu},
     {"mem-per-gpu", 0, OptArg::kRequired, kAllocMemPerGpu},
     {"mincpus", 0, OptArg::kRequired, kAllocMincpus},
@@ -212,7 +217,11 @@ struct EnvDef {
 constexpr EnvDef kEnvVars[] = {
     {"SLURM_ACCOUNT", kAllocAccount, EnvKind::kValue},
     {"SLURM_CONSTRAINT", kAllocConstraint, EnvKind::kValue},
+    {"SRUN_CONTAINER", kContainer, EnvKind::kValue},
     {"SLURM_CPU_BIND", kCpuBind, EnvKind::kValue},
+    {"SLURM_GPU_BIND", kGpuBind, EnvKind::kValue},
+    {"SLURM_HINT", kHint, EnvKind::kValue},
+    {"SLURM_MEM_BIND", kMemBind, EnvKind::kValue},
     {"SLURM_CPUS_PER_GPU", kAllocCpusPerGpu, EnvKind::kValue},
     {"SRUN_CPUS_PER_TASK", kAllocCpusPerTask, EnvKind::kValue},
     {"SLURM_DEBUG", kAllocVerbose, EnvKind::kDebug},
@@ -419,6 +428,7 @@ struct SrunState {
   std::optional<std::string> gres_cmdline;  // --gres as given on the command line
   bool mpi_list = false;
   bool cpu_bind_help = false;
+  std::string bind_help;  // --hint=help / --mem-bind=help text
   bool name_on_cmdline = false;
   bool no_allocate = false;
 };
@@ -446,6 +456,32 @@ Status ApplySrunSetting(SrunState& st, const OptionSetting& s, OptSource source)
         return cb.status();
       }
       req.cpu_bind = std::move(*cb);
+      break;
+    }
+    case kGpuBind:
+      req.gpu_bind = value;
+      break;
+    case kHint:
+      if (source == OptSource::kCmdline && EqualsIgnoreCase(value, "help")) {
+        st.bind_help = HintHelpText();
+        break;
+      }
+      if (!ValidHint(value))
+        return jobopt::ProgError(kProg,
+                                 "unrecognized --hint argument \"" + value + "\", see --hint=help");
+      st.alloc.spec.set_hint(value);
+      break;
+    case kMemBind: {
+      if (source == OptSource::kCmdline && EqualsIgnoreCase(value, "help")) {
+        st.bind_help = MemBindHelpText();
+        break;
+      }
+      auto mb = ParseMemBind(value);
+      if (!mb.ok()) {
+        if (source == OptSource::kEnv) break;  // an inherited value that does not parse
+        return jobopt::ProgError(kProg, mb.error());
+      }
+      st.alloc.spec.set_mem_bind(value);
       break;
     }
     case kDisableStatus:
@@ -486,6 +522,9 @@ Status ApplySrunSetting(SrunState& st, const OptionSetting& s, OptSource source)
     }
     case kLabel:
       req.label = true;
+      break;
+    case kContainer:
+      req.container = std::string(value);  // an OCI bundle directory (oci.conf on the node)
       break;
     case kMpi: {
       if (source == OptSource::kCmdline && value == "list") {
@@ -700,6 +739,12 @@ Result<SrunRequest> ParseSrunCommandLine(const std::vector<std::string>& args,
   for (const auto& s : parsed->settings) {
     if (Status e = ApplySrunSetting(st, s, OptSource::kCmdline); !e.ok()) return e;
   }
+  if (!st.bind_help.empty() && !st.mpi_list && !st.cpu_bind_help) {
+    SrunRequest req;
+    req.action = SrunAction::kBindHelp;
+    req.help_text = st.bind_help;
+    return req;
+  }
   if (st.mpi_list || st.cpu_bind_help) {
     SrunRequest req;
     req.action = st.mpi_list ? SrunAction::kMpiList : SrunAction::kCpuBindHelp;
@@ -799,7 +844,12 @@ pb::StepCreateRequest MakeStepCreateRequest(const SrunRequest& req) {
   out.set_time_limit(spec.time_limit());
   for (const auto& a : req.argv) out.add_argv(a);
   out.set_mpi(req.mpi);
-  out.set_cpu_bind(req.cpu_bind.text);
+  out.set_container(req.container);
+  // --hint picks the binding type when --cpu-bind names none (man srun).
+  out.set_cpu_bind(EffectiveCpuBind(req.cpu_bind.text, spec.hint()));
+  out.set_gpu_bind(req.gpu_bind);
+  out.set_mem_bind(spec.mem_bind());
+  out.set_hint(spec.hint());
   out.set_work_dir(spec.work_dir());
   out.set_gres(req.step_gres);
   if (req.relative) {

@@ -51,6 +51,7 @@ enum class SrunAction {
   kVersion,      // -V/--version
   kMpiList,      // --mpi=list: print SrunMpiListText() on stdout, exit 0
   kCpuBindHelp,  // --cpu-bind=help: print SrunCpuBindHelpText(), exit 0
+  kBindHelp,     // --hint=help, --mem-bind=help: print SrunRequest.help_text, exit 0
 };
 
 // Where a standard stream goes (-i/-o/-e; man srun, "IO Redirection").
@@ -98,6 +99,7 @@ struct SrunCpuBind {
 // Everything srun's runtime needs. Field comments say what the runtime does with each.
 struct SrunRequest {
   SrunAction action = SrunAction::kRun;
+  std::string help_text;  // kBindHelp
 
   // --- where the step runs ---------------------------------------------------------------
   // --jobid, else SLURM_JOB_ID (or the vestigial SLURM_JOBID): run as a step of that job.
@@ -121,7 +123,9 @@ struct SrunRequest {
   bool exact = false;                // --exact, --exclusive, or -c: only the CPUs the tasks need
   std::optional<uint32_t> relative;  // -r N: the step starts at node N of the allocation
   std::string mpi;                   // "none" | "pmi2" | "pmix"; "" = MpiDefault of slurm.conf
+  std::string container;             // --container=<OCI bundle path>
   SrunCpuBind cpu_bind;
+  std::string gpu_bind;      // --gpu-bind / SLURM_GPU_BIND as given (checked on the node)
   std::string distribution;  // canonical -m ("block", "cyclic:block", "plane=4", ...); "" = default
   bool label = false;        // -l: prefix each output line with "<task>: "
   bool unbuffered = false;   // -u (and --pty): no line buffering

@@ -173,6 +173,7 @@ class StepRunner {
     bool done = false;
     uint64_t user_usec = 0, sys_usec = 0, max_rss_kb = 0;
     uint32_t max_rss_task = 0;
+    bool oom = false;  // the node's cgroup saw an OOM kill
   };
 
   std::string StepIdText() const {
@@ -326,6 +327,7 @@ class StepRunner {
       const auto& n = node_state_[i];
       user += n.user_usec;
       sys += n.sys_usec;
+      if (n.oom) c->set_oom(true);
       if (n.max_rss_kb > rss) {
         rss = n.max_rss_kb;
         c->set_max_rss_node(step_.nodes(static_cast<int>(i)));
@@ -371,7 +373,11 @@ class StepRunner {
       lt->set_multi_prog(o_.multi_prog);
       lt->set_kill_wait_s(static_cast<uint32_t>(ctx_.conf.KillWait()));
       lt->set_unbuffered(o_.unbuffered);
-      lt->set_cpu_bind(o_.create.cpu_bind());
+      // The controller's word (it adds the job's --hint to a bare "verbose"), else ours.
+      lt->set_cpu_bind(!step_.cpu_bind().empty() ? step_.cpu_bind() : o_.create.cpu_bind());
+      // srun's own binding options, else what the step got from its job (sbatch/salloc).
+      if (!o_.create.gpu_bind().empty()) lt->mutable_step()->set_gpu_bind(o_.create.gpu_bind());
+      if (!o_.create.mem_bind().empty()) lt->mutable_step()->set_mem_bind(o_.create.mem_bind());
       lt->set_cpus_per_task(step_.cpus_per_task());
       lt->mutable_tasks_per_node()->CopyFrom(step_.tasks_per_node());
       std::string body = req.SerializeAsString();
@@ -478,6 +484,7 @@ class StepRunner {
         n.sys_usec = req.node_done().sys_cpu_usec();
         n.max_rss_kb = req.node_done().max_rss_kb();
         n.max_rss_task = req.node_done().max_rss_task();
+        n.oom = req.node_done().oom();
         n.done = true;
         FlushLabelled();
         MaybeDone();
@@ -529,6 +536,10 @@ class StepRunner {
     }
   }
 
+  // The node reports a task the OOM killer ended as killed by "signal 125" (Slurm's convention,
+  // ExitCode 0:125).
+  static constexpr int kOomSignal = 125;
+
   // "srun: error: n1: tasks 0-1: Exited with exit code 1": one line per node and outcome, as
   // tasks end.
   void ReportExit(int node, const std::vector<uint32_t>& tasks, int status) {
@@ -536,6 +547,8 @@ class StepRunner {
     std::string what;
     if (WIFEXITED(status))
       what = "Exited with exit code " + std::to_string(WEXITSTATUS(status));
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == kOomSignal)
+      what = "Out Of Memory";
     else if (WIFSIGNALED(status))
       what = std::string(strsignal(WTERMSIG(status)));
     if (!terminating_ || !WIFSIGNALED(status))

@@ -76,6 +76,27 @@ bool ShowsReserved(const pb::NodeRecord& n) {
          n.responding();
 }
 
+// A node powered down, powering up/down or rebooting is expected to be silent: Slurm shows
+// its power/boot flag instead of NOT_RESPONDING.
+bool PowerOrBootTransition(const pb::NodeRecord& n) {
+  return n.powered_down() || n.powering_up() || n.powering_down() || n.reboot_issued();
+}
+
+// sinfo's one-character state flag, Slurm's precedence: maintenance "$", pending reboot "@",
+// reboot issued "^", power down requested "!", powering up "#", powering down "%", powered
+// down "~", not responding "*".
+std::string StateSuffix(const pb::NodeRecord& n) {
+  if (MaintSuffix(n)) return "$";
+  if (n.reboot_requested()) return "@";
+  if (n.reboot_issued()) return "^";
+  if (n.power_down_requested()) return "!";
+  if (n.powering_up()) return "#";
+  if (n.powering_down()) return "%";
+  if (n.powered_down()) return "~";
+  if (!n.responding() && n.base_state() != pb::NODE_FUTURE && !n.reboot_issued()) return "*";
+  return "";
+}
+
 }  // namespace
 
 std::string NodeStateLong(const pb::NodeRecord& n) {
@@ -100,17 +121,27 @@ std::string NodeStateLong(const pb::NodeRecord& n) {
       base = "UNKNOWN";
       break;
   }
+  // Slurm's flag order: CLOUD, DRAIN, (DYNAMIC_NORM), MAINTENANCE, POWERED_DOWN,
+  // REBOOT_REQUESTED, RESERVED, NOT_RESPONDING, POWERING_UP, POWERING_DOWN, REBOOT_ISSUED.
+  if (n.cloud()) base += "+CLOUD";
   if (n.drain()) base += "+DRAIN";
-  // Slurm's flag order: DRAIN, ..., MAINTENANCE, ..., RESERVED, ..., NOT_RESPONDING.
   if (n.maint()) base += "+MAINTENANCE";
+  if (n.power_down_requested()) base += "+POWER_DOWN";
+  if (n.powered_down()) base += "+POWERED_DOWN";
+  if (n.reboot_requested()) base += "+REBOOT_REQUESTED";
   if (n.reserved()) base += "+RESERVED";
-  if (!n.responding() && n.base_state() != pb::NODE_FUTURE) base += "+NOT_RESPONDING";
+  if (!n.responding() && n.base_state() != pb::NODE_FUTURE && !PowerOrBootTransition(n))
+    base += "+NOT_RESPONDING";
+  if (n.powering_up()) base += "+POWERING_UP";
+  if (n.powering_down()) base += "+POWERING_DOWN";
+  if (n.reboot_issued()) base += "+REBOOT_ISSUED";
   return base;
 }
 
 std::string NodeStateCompact(const pb::NodeRecord& n) {
   if (ShowsMaint(n)) return n.responding() ? "maint" : "maint*";
   if (ShowsReserved(n)) return "resv";
+  if (n.reboot_issued() && !n.drain()) return "boot^";
   std::string s;
   if (n.drain()) {
     s = n.base_state() == pb::NODE_DOWN ? "drain" : (Draining(n) ? "drng" : "drain");
@@ -136,17 +167,13 @@ std::string NodeStateCompact(const pb::NodeRecord& n) {
         break;
     }
   }
-  if (MaintSuffix(n)) {
-    s += "$";
-  } else if (!n.responding() && n.base_state() != pb::NODE_FUTURE) {
-    s += "*";
-  }
-  return s;
+  return s + StateSuffix(n);
 }
 
 std::string NodeStateLongLower(const pb::NodeRecord& n) {
   if (ShowsMaint(n)) return n.responding() ? "maint" : "maint*";
   if (ShowsReserved(n)) return "reserved";
+  if (n.reboot_issued() && !n.drain()) return "reboot^";
   std::string s;
   if (n.drain()) {
     s = n.base_state() == pb::NODE_DOWN ? "drained" : (Draining(n) ? "draining" : "drained");
@@ -172,12 +199,7 @@ std::string NodeStateLongLower(const pb::NodeRecord& n) {
         break;
     }
   }
-  if (MaintSuffix(n)) {
-    s += "$";
-  } else if (!n.responding() && n.base_state() != pb::NODE_FUTURE) {
-    s += "*";
-  }
-  return s;
+  return s + StateSuffix(n);
 }
 
 }  // namespace shoal

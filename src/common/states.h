@@ -25,6 +25,10 @@ std::string NodeStateLong(const pb::NodeRecord& node);
 // allocated/mixed node in a MAINT one). NodeStateLong adds "+MAINTENANCE", "+RESERVED".
 std::string NodeStateCompact(const pb::NodeRecord& node);
 // sinfo's %T: "idle", "allocated", "mixed", "down", "drained", "draining", ... (+ "*").
+// Lifecycle flags (both forms): suffix "@" reboot requested, "^" reboot issued ("boot^" /
+// "reboot^" alone when not drained), "#" powering up, "%" powering down, "~" powered down;
+// NodeStateLong adds "+CLOUD", "+POWERED_DOWN", "+REBOOT_REQUESTED", "+POWERING_UP",
+// "+POWERING_DOWN", "+REBOOT_ISSUED" in Slurm's flag order.
 std::string NodeStateLongLower(const pb::NodeRecord& node);
 
 }  // namespace shoal

@@ -1,6 +1,9 @@
 #include "common/units.h"
 
+#include <cctype>
+#include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <initializer_list>
@@ -499,6 +502,36 @@ std::string SignalName(int sig) {
     if (e.number == sig) return e.name;
   }
   return std::to_string(sig);
+}
+
+bool ParseGresCount(std::string_view s, uint64_t* out) {
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  uint64_t mult = 1;
+  switch (std::toupper(static_cast<unsigned char>(s.back()))) {
+    case 'K':
+      mult = 1ull << 10;
+      break;
+    case 'M':
+      mult = 1ull << 20;
+      break;
+    case 'G':
+      mult = 1ull << 30;
+      break;
+    case 'T':
+      mult = 1ull << 40;
+      break;
+    case 'P':
+      mult = 1ull << 50;
+      break;
+    default:
+      break;
+  }
+  if (mult != 1) s.remove_suffix(1);
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v > UINT64_MAX / mult) return false;
+  *out = v * mult;
+  return true;
 }
 
 }  // namespace shoal

@@ -47,6 +47,10 @@ std::string FormatHms(int64_t seconds);
 // Error text: "Invalid memory specification".
 Result<uint64_t> ParseMemoryMB(std::string_view text);
 
+// A GRES count: "4", "1K", "2M", "1G" (binary K/M/G/T/P multipliers, as slurm.conf's Gres= and
+// gres.conf's Count= take them). False on anything else or on overflow.
+bool ParseGresCount(std::string_view text, uint64_t* out);
+
 // Megabytes for output: 4096 -> "4G" (sinfo-style compact) and plain "4096" (scontrol).
 // FormatMemoryCompact: 0 -> "0"; otherwise the largest unit (M, G, T, P, E) that divides exactly:
 // 500 -> "500M", 1536 -> "1536M", 1024 -> "1G", 1048576 -> "1T". For the plain form use

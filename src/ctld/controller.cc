@@ -64,6 +64,8 @@ Status Controller::Start() {
       r.set_reason(nc.reason);
     } else if (st == "FUTURE") {
       r.set_base_state(pb::NODE_FUTURE);
+    } else if (st == "CLOUD") {
+      r.set_cloud(true);  // powered down until needed (LoadPowerConfig)
     }
     r.set_responding(false);
     node_by_name_[nc.name] = static_cast<int>(nodes_.size());
@@ -106,6 +108,7 @@ Status Controller::Start() {
   LoadSchedulingConfig();
   if (Status s = LoadTopology(); !s.ok()) return s;
   LoadPreemptConfig();
+  LoadPowerConfig();
 
   std::string state_dir = conf_.StateSaveLocation();
   ::mkdir(state_dir.c_str(), 0700);
@@ -121,6 +124,7 @@ Status Controller::Start() {
     Shutdown();
   });
   LoadState();
+  RecoverPowerWaits();
   if (Status s = StartAccounting(); !s.ok()) return s;
 
   std::string addr = "0.0.0.0:" + std::to_string(conf_.ControllerPort());
@@ -206,6 +210,16 @@ void Controller::LoadState() {
         r.set_reason(saved.reason());
         r.set_reason_uid(saved.reason_uid());
         r.set_reason_time(saved.reason_time());
+        // scontrol reboot and power saving state survive a restart.
+        r.set_reboot_requested(saved.reboot_requested());
+        r.set_reboot_issued(saved.reboot_issued());
+        r.set_reboot_next_state(saved.reboot_next_state());
+        r.set_reboot_reason(saved.reboot_reason());
+        r.set_reboot_time(saved.reboot_time());
+        r.set_powered_down(saved.powered_down());
+        r.set_powering_up(saved.powering_up());
+        r.set_powering_down(saved.powering_down());
+        r.set_power_change_time(saved.power_change_time());
         break;
       }
       case pb::JournalRecord::kReservation:
@@ -406,6 +420,11 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       Persist({}, [respond, r] { respond(r); });
       return;
     }
+    case pb::Request::kRebootNodes: {
+      pb::Response r = RebootNodes(cred, req.reboot_nodes());
+      Persist({}, [respond, r] { respond(r); });
+      return;
+    }
     case pb::Request::kNodeRegister:
       if (!IsAdmin(cred.uid())) break;
       RegisterNode(conn, req.node_register(), std::move(respond));
@@ -414,6 +433,12 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       if (!IsAdmin(cred.uid())) break;
       Heartbeat(req.heartbeat());
       respond(pb::Response());
+      return;
+    case pb::Request::kNodeDrain:
+      NodeDrain(conn, cred, req.node_drain(), std::move(respond));
+      return;
+    case pb::Request::kPrologEpilog:
+      NodePrologEpilog(conn, cred, req.prolog_epilog(), std::move(respond));
       return;
     case pb::Request::kJobComplete:
       if (!IsAdmin(cred.uid())) break;
@@ -464,6 +489,9 @@ void Controller::Tick() {
   if (now - last_priority_calc_ >= priority_calc_period_s_) RecomputePriorities(now);
   CheckTimeLimits(now);
   CheckNodeSilence(now);
+  PrologEpilogTick(now);
+  RebootTick(now);
+  PowerTick(now);
   PurgeOldJobs(now);
   ReservationTick(now);
   AccountingTick();

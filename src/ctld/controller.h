@@ -19,7 +19,9 @@
 
 #include "acct.pb.h"
 #include "common/auth.h"
+#include "common/prolog_epilog.h"
 #include "common/rpc.h"
+#include "common/script_runner.h"
 #include "common/slurm_conf.h"
 #include "ctld/job_payload.h"
 #include "ctld/journal.h"
@@ -153,6 +155,88 @@ class Controller {
   void SendToNode(int node_index, const pb::Request& request, ResponseCallback done);
   void PersistNode(const Node& node);
   pb::NodeRecord NodeView(const Node& node) const;
+
+  // --- node lifecycle (node_lifecycle.cc): scontrol reboot / cancel_reboot
+  pb::Response RebootNodes(const pb::Credential& cred, const pb::RebootNodesRequest& req);
+  // Once a second: issues reboots of nodes that are free, times out reboots (ResumeTimeout).
+  void RebootTick(int64_t now);
+  // RegisterNode, before the node's boot/start times are replaced: ends an issued reboot when
+  // the node comes back with a newer boot time or shoald start time, applying nextstate.
+  // True when the reboot left the node DOWN (nextstate=DOWN): ReturnToService must not undo it.
+  bool RebootRegistered(int idx, const pb::NodeRegisterRequest& req);
+  // scontrol update State=CANCEL_REBOOT and cancel_reboot.
+  void CancelReboot(int idx);
+  // No job holds resources on the node.
+  bool NodeIdle(int idx) const;
+  // ResumeTimeout (seconds, Slurm's default 60).
+  int64_t ResumeTimeoutSeconds() const;
+  // Nodes in a reboot or power transition are silent on purpose: no "Not responding".
+  static bool NodeSilentByDesign(const pb::NodeRecord& r) {
+    return r.reboot_issued() || r.powered_down() || r.powering_up() || r.powering_down();
+  }
+
+  // --- power saving (power_save.cc): SuspendProgram/ResumeProgram, CLOUD nodes
+  struct PowerConfig {
+    std::string suspend_program, resume_program;
+    int64_t suspend_time = -1;  // seconds idle; -1 = NONE (no automatic suspend)
+    int64_t suspend_timeout = 30, resume_timeout = 60;
+    int64_t suspend_rate = 60, resume_rate = 300;  // nodes per minute; 0 = unlimited
+    std::set<std::string> exc_nodes, exc_parts, exc_states;
+    // SuspendExcNodes=nodes:N: keep N usable nodes of the set powered up.
+    std::vector<std::pair<std::set<int>, int64_t>> exc_node_counts;
+  };
+  void LoadPowerConfig();
+  void PowerTick(int64_t now);
+  // scontrol update State=POWER_DOWN|POWER_UP|POWER_DOWN_ASAP|POWER_DOWN_FORCE.
+  Status PowerUpdate(int idx, const std::string& state);
+  // Launch: true when some of the job's nodes are powered down or powering up; the job then
+  // waits (CONFIGURING) and PowerTick launches it once every node has registered.
+  bool LaunchWaitsForPower(pb::JobRecord& job);
+  void ClearPowerUpMark(pb::JobRecord& job);
+  void RecoverPowerWaits();  // after LoadState: jobs still marked as waiting for power
+  // RegisterNode: a node powering up (or powered down and started by hand) is back.
+  void PowerRegistered(int idx);
+  bool PowerSaveExcluded(int idx) const;
+  bool KeptUpByCount(int idx, const std::vector<int>& suspending) const;
+  void StartSuspend(const std::vector<int>& idxs, int64_t now);
+  void StartResume(const std::vector<int>& idxs, int64_t now);
+  // Runs `program hostlist` detached (double fork): the event loop never waits for it.
+  void RunPowerProgram(const std::string& program, const std::vector<int>& idxs);
+
+  PowerConfig power_;
+  std::unordered_map<int, int64_t> idle_since_;          // node index -> idle since (wall seconds)
+  std::set<uint32_t> power_wait_jobs_;                   // jobs waiting for nodes to power up
+  std::set<int> resume_queue_, power_down_queue_;        // waiting for ResumeRate / jobs to end
+  std::vector<int64_t> resume_starts_, suspend_starts_;  // last minute's actions (rates)
+
+  // --- prolog/epilog, node drains, registration checks (prolog_epilog.cc)
+  ScriptRunner& CtldScripts();
+  PrologFlags ConfPrologFlags() const;
+  int64_t PrologEpilogTimeout() const;
+  bool NoHoldOnPrologFail() const;
+  std::vector<std::string> CtldScriptEnv(const pb::JobRecord& job, const char* context) const;
+  void DrainNodeFor(int idx, const std::string& reason, bool health);
+  // Launch: false while PrologSlurmctld or (PrologFlags=Alloc) node prologs are running.
+  bool PrologGate(pb::JobRecord& job);
+  void ResumeLaunch(pb::JobRecord& job);
+  void MaybeAddExternStep(pb::JobRecord& job, const PrologFlags& flags);
+  // FinishJob/Requeue: EpilogSlurmctld and node epilogs (tracked: the job shows COMPLETING).
+  void JobEnded(pb::JobRecord& job, bool track);
+  void NodeDrain(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                 const pb::NodeDrainRequest& req, Responder respond);
+  void NodePrologEpilog(const RpcConnectionPtr& conn, const pb::Credential& cred,
+                        const pb::NodePrologEpilogRequest& req, Responder respond);
+  void PrologFailedOnBatchHost(pb::JobRecord& job, const std::string& node);
+  void PrologFailedOnNode(pb::JobRecord& job, const std::string& node);
+  void PrologEpilogTick(int64_t now);
+  std::string RegistrationProblems(const pb::NodeRecord& conf,
+                                   const pb::NodeRegisterRequest& req) const;
+
+  std::unique_ptr<ScriptRunner> ctld_scripts_;
+  std::set<uint32_t> ctld_prolog_running_, ctld_prolog_done_;
+  std::set<uint32_t> alloc_prolog_sent_, alloc_prolog_done_;
+  std::map<uint32_t, int64_t> epilog_started_;  // job id -> when its epilogs were asked for
+  bool epilogs_recovered_ = false;
 
   // --- scheduling (schedule.cc)
   void ScheduleSoon();

@@ -766,6 +766,7 @@ void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) 
   if (job.end_time() == 0 || job.end_time() < job.start_time()) job.set_end_time(now);
   if (job.start_time() == 0) job.set_start_time(now);
   EndSteps(job, now);
+  JobEnded(job, true);  // EpilogSlurmctld, node epilogs
   WakeAllocationWaiters(job);
   // A salloc still holding the allocation hears it was revoked: its connection closes.
   if (auto it = alloc_holders_.find(job.job_id()); it != alloc_holders_.end()) {
@@ -776,6 +777,7 @@ void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) 
 }
 
 void Controller::Requeue(pb::JobRecord& job, bool hold) {
+  JobEnded(job, false);  // epilogs still run on its nodes
   job.set_state(pb::JOB_PENDING);
   job.set_completing(false);
   job.set_restart_count(job.restart_count() + 1);
@@ -796,6 +798,7 @@ void Controller::Requeue(pb::JobRecord& job, bool hold) {
   else
     ComputePriority(job, Now());
   job.set_reason(hold ? "JobHeldAdmin" : "BeginTime");
+  if (hold && job.spec().prolog_failed_hold()) job.set_reason("launch_failed_requeued_held");
   // Slurm delays a requeued job briefly before it is eligible again.
   job.set_eligible_time(Now() + 1);
   AddPending(job);
@@ -825,7 +828,9 @@ void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respon
     s.set_max_rss_node(req.node_name());
     s.set_end_time(req.end_time() > 0 ? req.end_time() : Now());
     int st = req.exit_status();
+    if (req.oom()) s.set_oom(true);
     s.set_state(job->cancel_requested()                 ? pb::JOB_CANCELLED
+                : req.oom()                             ? pb::JOB_OUT_OF_MEMORY
                 : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? pb::JOB_COMPLETED
                                                         : pb::JOB_FAILED);
   }
@@ -843,8 +848,11 @@ void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respon
   } else if (job->state() == pb::JOB_DEADLINE) {
     FinishJob(*job, pb::JOB_DEADLINE, now);
   } else if (req.oom()) {
+    job->set_oom(true);
     FinishJob(*job, pb::JOB_OUT_OF_MEMORY, now);
     job->set_reason("OutOfMemory");
+  } else if (req.prolog_failed()) {
+    PrologFailedOnBatchHost(*job, req.node_name());
   } else if (req.launch_failed()) {
     FinishJob(*job, pb::JOB_FAILED, now);
     job->set_reason("launch_failed_requeued_held");

@@ -27,7 +27,8 @@ std::string Upper(std::string s) {
 pb::NodeRecord Controller::NodeView(const Node& node) const {
   pb::NodeRecord r = node.rec;
   if (r.base_state() != pb::NODE_DOWN && r.base_state() != pb::NODE_FUTURE) {
-    if (!node.registered && r.alloc_cpus() == 0)
+    bool powered = r.powered_down() || r.powering_up() || r.powering_down();
+    if (!node.registered && !powered && r.alloc_cpus() == 0)
       r.set_base_state(pb::NODE_UNKNOWN);
     else if (r.alloc_cpus() == 0)
       r.set_base_state(pb::NODE_IDLE);
@@ -36,6 +37,7 @@ pb::NodeRecord Controller::NodeView(const Node& node) const {
     else
       r.set_base_state(pb::NODE_MIXED);
   }
+  if (r.reboot_issued()) r.set_base_state(pb::NODE_DOWN);  // Slurm: DOWN+REBOOT_ISSUED
   r.set_responding(node.stream && !node.stream->closed());
   if (!node.registered && r.base_state() == pb::NODE_UNKNOWN) r.set_responding(false);
   r.set_gres_used(GresUsedOf(static_cast<int>(&node - nodes_.data())));
@@ -105,6 +107,16 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
     }
     PersistNode(node);
   }
+  bool reboot_down = RebootRegistered(idx, req);
+  PowerRegistered(idx);
+  // A node with less than its configuration is drained with Slurm's reasons.
+  if (!r.dynamic()) {
+    std::string low = RegistrationProblems(r, req);
+    if (!low.empty() && !(r.drain() && r.reason() == low)) {
+      LogError("node %s registered with less than configured: %s", req.name().c_str(), low.c_str());
+      DrainNodeFor(idx, low, false);
+    }
+  }
   r.set_boot_time(req.boot_time());
   r.set_slurmd_start_time(req.start_time());
   r.set_version(req.version());
@@ -122,7 +134,8 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
   });
   // A node that went down only for not responding comes back (ReturnToService=1, or 2 for any).
   std::string rts = conf_.Get("ReturnToService", "0");
-  if (r.base_state() == pb::NODE_DOWN && ((rts == "1" && node.down_not_responding) || rts == "2")) {
+  if (r.base_state() == pb::NODE_DOWN && !reboot_down &&
+      ((rts == "1" && node.down_not_responding) || rts == "2")) {
     r.set_base_state(pb::NODE_UNKNOWN);
     r.set_configured_down(false);
     if (node.down_not_responding) r.set_reason("");
@@ -208,6 +221,7 @@ void Controller::CheckNodeSilence(int64_t now) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
     if (n.rec.base_state() == pb::NODE_DOWN || n.rec.base_state() == pb::NODE_FUTURE) continue;
+    if (NodeSilentByDesign(n.rec)) continue;  // reboot or power action: its own timeouts
     bool connected = n.stream && !n.stream->closed();
     if (connected) n.last_seen = std::max<int64_t>(n.last_seen, steady - 1);
     if (steady - n.last_seen < timeout) continue;
@@ -266,8 +280,10 @@ pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::Update
     return ErrorResponse(
         ErrorCode::kInvalidArgument,
         "You must specify a reason when DOWNING or DRAINING a node. Request denied");
-  static const std::set<std::string> kStates = {"",        "DRAIN", "RESUME", "DOWN",   "IDLE",
-                                                "UNDRAIN", "FAIL",  "FUTURE", "NORESP", "UNDOWN"};
+  static const std::set<std::string> kStates = {
+      "",         "DRAIN",           "RESUME",          "DOWN",   "IDLE",          "UNDRAIN",
+      "FAIL",     "FUTURE",          "NORESP",          "UNDOWN", "CANCEL_REBOOT", "POWER_DOWN",
+      "POWER_UP", "POWER_DOWN_ASAP", "POWER_DOWN_FORCE"};
   if (!kStates.count(state))
     return ErrorResponse(ErrorCode::kInvalidArgument,
                          "Invalid node state specified: " + req.state());
@@ -286,6 +302,7 @@ pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::Update
       node.down_not_responding = false;
     } else if (state == "RESUME" || state == "IDLE" || state == "UNDRAIN" || state == "UNDOWN") {
       r.set_drain(false);
+      r.set_health_drain(false);
       if (state != "UNDRAIN" && r.base_state() == pb::NODE_DOWN) {
         r.set_base_state(node.registered ? pb::NODE_IDLE : pb::NODE_UNKNOWN);
         r.set_configured_down(false);
@@ -296,6 +313,11 @@ pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::Update
       r.set_reason_time(0);
     } else if (state == "FUTURE") {
       r.set_base_state(pb::NODE_FUTURE);
+    } else if (state == "CANCEL_REBOOT") {
+      CancelReboot(idx);
+    } else if (state.rfind("POWER_", 0) == 0) {
+      if (Status st = PowerUpdate(idx, state); !st.ok())
+        return ErrorResponse(ErrorCode::kInvalidArgument, st.message());
     }
     if (!req.reason().empty() && state != "RESUME" && state != "IDLE" && state != "UNDRAIN") {
       r.set_reason(req.reason());

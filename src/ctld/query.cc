@@ -37,6 +37,9 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
     std::string overrides;
     if (job.state() == pb::JOB_PENDING && job.expected_start() > 0)
       AppendVarintField(overrides, 8, static_cast<uint64_t>(job.expected_start()));
+    // Epilogs still running on its nodes: the job shows COMPLETING until they reported.
+    if (job.epilog_pending_nodes_size() > 0 && job.state() != pb::JOB_PENDING)
+      AppendVarintField(overrides, 4, 1);
     AppendJobField(answer, 1, job, req.omit_script() ? kNoPayload : payloads_.Bytes(job.job_id()),
                    overrides);
     ++matched;

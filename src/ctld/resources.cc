@@ -60,9 +60,12 @@ void Controller::InitNodeView(int idx) {
 void Controller::RefreshAvailability() {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    views_[i].available = n.registered && n.stream && !n.stream->closed() && !n.rec.drain() &&
-                          n.rec.base_state() != pb::NODE_DOWN &&
-                          n.rec.base_state() != pb::NODE_FUTURE;
+    // A powered-down node is schedulable when ResumeProgram can bring it up (power_save.cc).
+    bool reachable = (n.registered && n.stream && !n.stream->closed()) ||
+                     (n.rec.powered_down() && !power_.resume_program.empty());
+    views_[i].available = reachable && !n.rec.drain() && n.rec.base_state() != pb::NODE_DOWN &&
+                          n.rec.base_state() != pb::NODE_FUTURE && !n.rec.reboot_issued() &&
+                          !n.rec.powering_down();
   }
 }
 

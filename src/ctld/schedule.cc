@@ -370,6 +370,8 @@ void Controller::RunPlanner(bool with_backfill) {
 }
 
 void Controller::Launch(pb::JobRecord& job) {
+  if (LaunchWaitsForPower(job)) return;  // launched by PowerTick once its nodes are up
+  if (!PrologGate(job)) return;          // PrologSlurmctld / PrologFlags=Alloc next
   if (job.spec().interactive()) {
     // Nothing to start on a node: the client that asked runs its command (salloc) or its
     // step (srun) once it hears the allocation is there.
@@ -469,6 +471,7 @@ std::vector<std::string> Controller::JobEnvironment(const pb::JobRecord& job) co
   if (!s.account().empty()) add("SLURM_JOB_ACCOUNT", s.account());
   if (!s.qos().empty()) add("SLURM_JOB_QOS", s.qos());
   if (!s.comment().empty()) add("SLURM_JOB_COMMENT", s.comment());
+  if (!s.container().empty()) add("SLURM_CONTAINER", s.container());
   if (job.array_task_id() != kNoArrayTask) {
     auto it = array_tasks_.find(job.array_job_id());
     uint32_t lo = job.array_task_id(), hi = lo, count = 0;

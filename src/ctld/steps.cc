@@ -8,6 +8,7 @@
 
 #include "common/hostlist.h"
 #include "common/log.h"
+#include "common/mem_bind.h"
 #include "common/states.h"
 #include "common/units.h"
 #include "ctld/controller.h"
@@ -79,7 +80,10 @@ void Controller::AllocationWait(const RpcConnectionPtr& conn, const pb::Credenti
     std::weak_ptr<RpcConnection> weak = conn;
     conn->OnClose([this, id, weak] { AllocationClientGone(id, weak); });
   }
-  if (job->state() == pb::JOB_PENDING) {
+  // Also while its prologs run (CONFIGURING, PrologFlags=Alloc): Launch wakes the waiters.
+  bool configuring = job->state() == pb::JOB_RUNNING && !job->completing() &&
+                     job->spec().interactive() && !job->launch_acked();
+  if (job->state() == pb::JOB_PENDING || configuring) {
     alloc_waiters_[id].push_back(std::move(respond));
     return;
   }
@@ -151,8 +155,16 @@ void Controller::ReleaseAllocation(const pb::Credential& cred,
     job->set_exit_status(req.exit_status());
     int status = req.exit_status();
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    TerminateRunning(*job, ok ? pb::JOB_COMPLETED : pb::JOB_FAILED, "released");
-    if (!ok) job->set_reason("NonZeroExitCode");
+    if (req.has_step() && req.step().oom() && !req.step().cancelled()) {
+      // srun's own allocation ends as its step did, as in Slurm: OUT_OF_MEMORY, ExitCode 0:125.
+      job->set_oom(true);
+      job->set_exit_status(req.step().exit_status());
+      TerminateRunning(*job, pb::JOB_OUT_OF_MEMORY, "released");
+      job->set_reason("OutOfMemory");
+    } else {
+      TerminateRunning(*job, ok ? pb::JOB_COMPLETED : pb::JOB_FAILED, "released");
+      if (!ok) job->set_reason("NonZeroExitCode");
+    }
   }
   PersistJob(*job, [this, respond] {
     respond(pb::Response());
@@ -254,7 +266,13 @@ void Controller::CreateStep(const pb::Credential& cred, const pb::StepCreateRequ
   step.set_srun_pid(req.srun_pid());
   step.mutable_argv()->CopyFrom(req.argv());
   step.set_mpi(req.mpi());
-  step.set_cpu_bind(req.cpu_bind());
+  // A step runs in the job's container (salloc/sbatch --container) unless srun names its own.
+  step.set_container(!req.container().empty() ? req.container() : job->spec().container());
+  // Binding the job asked for (sbatch/salloc --gpu-bind, --mem-bind, --hint) applies to steps
+  // that name none, as Slurm hands it on through SLURM_GPU_BIND & co.
+  step.set_cpu_bind(EffectiveCpuBind(req.cpu_bind(), job->spec().hint()));
+  step.set_gpu_bind(!req.gpu_bind().empty() ? req.gpu_bind() : job->spec().gpu_bind());
+  step.set_mem_bind(!req.mem_bind().empty() ? req.mem_bind() : job->spec().mem_bind());
   step.set_mem_per_node_mb(req.mem_per_node_mb() ? req.mem_per_node_mb() : job->mem_per_node_mb());
   step.set_work_dir(req.work_dir());
   step.set_gres(req.gres());
@@ -336,11 +354,13 @@ void Controller::StepComplete(const pb::Credential& cred, const pb::StepComplete
         step->set_max_rss_task(req.max_rss_task());
       }
       if (req.cancelled()) step_cancelled_.insert({job->job_id(), step->step_id()});
+      if (req.oom()) step->set_oom(true);
     }
     if (step->state() == pb::JOB_RUNNING && step->nodes_done_size() >= step->nodes_size()) {
       // Every node is done, so the step is over, whether or not srun reports it.
       bool cancelled = step_cancelled_.erase({job->job_id(), step->step_id()}) > 0;
-      step->set_state(StepEndState(step->exit_status(), cancelled));
+      step->set_state(step->oom() && !cancelled ? pb::JOB_OUT_OF_MEMORY
+                                                : StepEndState(step->exit_status(), cancelled));
       step->set_end_time(Now());
       PersistJob(*job, [respond] { respond(pb::Response()); });
       return;
@@ -358,9 +378,13 @@ void Controller::StepComplete(const pb::Credential& cred, const pb::StepComplete
 
 void Controller::ApplyStepCompletion(pb::StepRecord& step, const pb::StepCompleteRequest& req) {
   step_cancelled_.erase({step.job_id(), step.step_id()});
+  if (req.oom()) step.set_oom(true);
   if (step.state() == pb::JOB_RUNNING) {
-    step.set_state(StepEndState(req.exit_status(), req.cancelled()));
+    bool oom = step.oom() && !req.cancelled();
+    step.set_state(oom ? pb::JOB_OUT_OF_MEMORY : StepEndState(req.exit_status(), req.cancelled()));
     step.set_end_time(Now());
+  } else if (step.oom() && !req.cancelled() && step.state() != pb::JOB_CANCELLED) {
+    step.set_state(pb::JOB_OUT_OF_MEMORY);  // the nodes ended it first, without srun's word
   }
   step.set_exit_status(req.exit_status());
   step.set_user_cpu_usec(req.user_cpu_usec());

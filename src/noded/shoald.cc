@@ -24,9 +24,14 @@
 extern char** environ;
 
 #include "common/auth.h"
+#include "common/hostlist.h"
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
+#include "noded/cgroup/job_cgroup.h"
+#include "noded/gpu_job_map.h"
+#include "noded/gres_detect.h"
 #include "noded/node_resources.h"
+#include "noded/node_scripts.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
@@ -95,6 +100,9 @@ struct NodeSetup {
   std::string stepd_path;
   std::string log_file;
   pb::NodeRegisterRequest registration;  // without running_job_ids
+  std::shared_ptr<NodeCgroups> cgroups;  // null: cgroups not used
+  std::vector<GresDevice> gres_devices;  // gres.conf / AutoDetect (saved in the spool)
+  std::string gpu_job_map_dir;           // DCGM exporter's job mapping directory
 };
 
 Result<NodeSetup> Prepare(ShoaldOptions opts) {
@@ -160,6 +168,12 @@ Result<NodeSetup> Prepare(ShoaldOptions opts) {
   s.stepd_path = override_stepd && *override_stepd ? override_stepd : SelfDir() + "/shoal-stepd";
   if (::access(s.stepd_path.c_str(), X_OK) != 0)
     return Error(ErrorCode::kIoError, s.stepd_path + ": " + Strerror(errno));
+  // cgroup.conf: a malformed file stops the daemon, as it stops slurmd.
+  std::string cg_note;
+  auto cgroups = NodeCgroups::Open(s.conf_path, name, s.spool, &cg_note);
+  if (!cgroups) return cgroups.status();
+  if (!cg_note.empty()) Log("%s", cg_note.c_str());
+  s.cgroups = std::shared_ptr<NodeCgroups>(std::move(*cgroups));
 
   utsname uts{};
   ::uname(&uts);
@@ -181,6 +195,25 @@ Result<NodeSetup> Prepare(ShoaldOptions opts) {
   r.set_threads_per_core(res.threads_per_core);
   r.set_os(std::string(uts.sysname) + " " + uts.release);
   r.set_arch(uts.machine);
+  // gres.conf and GPU autodetection: what is reported is what was found.
+  auto gres = LoadNodeGres(s.conf_path, name, res.gres);
+  if (!gres) return gres.status();
+  for (const auto& m : gres->log) Log("%s", m.c_str());
+  if (gres->detected) {
+    r.set_gres(gres->gres);
+    r.set_gres_detected(true);
+  }
+  s.gres_devices = std::move(gres->devices);
+  s.gpu_job_map_dir = GpuJobMapDir(s.conf.Get("SlurmdParameters"), s.spool);
+  // For the controller's registration checks: a node daemon alone on its host reports what it
+  // found, as slurmd does. Several on one host (-N names other than the host's, like Slurm's
+  // multiple-slurmd builds) or SlurmdParameters=config_overrides report their configuration.
+  if (!opts.dynamic && nc != nullptr && name == host &&
+      s.conf.Get("SlurmdParameters").find("config_overrides") == std::string::npos) {
+    r.set_cpus(hw.cpus);
+    r.set_real_memory_mb(hw.memory_mb);
+    r.set_tmp_disk_mb(TmpDiskMb(s.conf.Get("TmpFS", "/tmp")));
+  }
   s.opts = std::move(opts);
   return s;
 }
@@ -195,13 +228,17 @@ class NodeDaemon {
         connect_timer_(io),
         heartbeat_timer_(io),
         scan_timer_(io),
-        child_signals_(io, SIGCHLD) {
+        child_signals_(io, SIGCHLD),
+        scripts_(std::make_unique<NodeScripts>(io, s_.conf, s_.spool, name_)) {
     ReapChildren();
   }
 
   Status Start() {
     if (Status st = MakeDirs(s_.spool, 0755); !st.ok()) return st;
     ::chmod(s_.spool.c_str(), 0755);
+    if (!SaveGresDevices(s_.spool, s_.gres_devices))
+      Log("cannot write %s", GresDevicesPath(s_.spool).c_str());
+    UpdateGpuJobMap();
     auto server = RpcServer::Listen(
         io_, "unix:" + s_.spool + "/" + kShoaldSocket,
         [this](const RpcConnectionPtr& conn, const pb::Credential& cred, const std::string& body,
@@ -229,6 +266,7 @@ class NodeDaemon {
     if (!known.empty()) Log("found %zu job(s) in the spool", known.size());
     Connect();
     ScheduleScan();
+    StartHealthChecks();
     return Status::Ok();
   }
 
@@ -429,6 +467,8 @@ class NodeDaemon {
         // srun steps first (all of the job's, or the one named), then the batch script.
         bool any_step =
             ForwardToSteps(id, has_step ? std::optional<uint32_t>(step) : std::nullopt, req);
+        if (!signal && !has_step) ended_jobs_.insert(id);  // its cgroup may go (SweepCgroups)
+        if (!signal && !has_step && scripts_->PrologRunning(id)) ended_in_prolog_.insert(id);
         if (has_step) {
           respond(Ok());
         } else if (!FileExists(JobDir(s_.spool, id)) && (any_step || !signal)) {
@@ -441,10 +481,44 @@ class NodeDaemon {
       case pb::Request::kPing:
         respond(Ok());
         return;
+      case pb::Request::kJobProlog:
+        respond(Ok());
+        RunJobScript(req.job_prolog());
+        return;
+      case pb::Request::kRebootNode:
+        respond(RunRebootProgram(req.reboot_node()));
+        return;
       default:
         respond(ErrorResponse(ErrorCode::kNotSupported, "request not supported by shoald"));
         return;
     }
+  }
+
+  // scontrol reboot: RebootProgram runs as root, detached (setsid, double fork) so that it may
+  // stop this shoald and outlive it; the controller waits for the node to register again.
+  pb::Response RunRebootProgram(const pb::RebootNodeRequest& req) {
+    std::string program = req.reboot_program();
+    if (program.empty()) program = s_.conf.Get("RebootProgram");
+    if (program.empty())
+      return ErrorResponse(ErrorCode::kInvalidArgument, "RebootProgram isn't defined");
+    Log("reboot requested: running RebootProgram %s", program.c_str());
+    pid_t pid = ::fork();
+    if (pid < 0) return ErrorResponse(ErrorCode::kInternal, "fork: " + Strerror(errno));
+    if (pid == 0) {
+      ::setsid();
+      if (::fork() != 0) ::_exit(0);
+      ResetSignals();
+      CloexecFrom3();
+      int null = ::open("/dev/null", O_RDWR);
+      if (null >= 0) {
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+      }
+      ::execl("/bin/sh", "sh", "-c", program.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::waitpid(pid, nullptr, 0);
+    return Ok();
   }
 
   pb::Response Launch(const pb::LaunchBatchRequest& launch) {
@@ -482,8 +556,14 @@ class NodeDaemon {
     if (Status sc = WriteScript(dir + "/" + kScriptFile, spec); !sc.ok()) return fail(sc.message());
     // The user may execute the script (and nothing else) through the directory.
     if (::chmod(dir.c_str(), 0711) != 0) return fail("chmod " + dir + ": " + Strerror(errno));
-    if (Status sp = SpawnStepd(id); !sp.ok()) return fail(sp.message());
     launched_at_[id] = NowSeconds();
+    if (scripts_->has_prolog() && !scripts_->PrologRan(id)) {
+      // The script starts once the Prolog succeeded; a failure is the job's result.
+      scripts_->Prolog(job, [this, id](const ScriptResult& r) { PrologBeforeBatch(id, r); });
+      return Ok();
+    }
+    if (Status sp = SpawnStepd(id); !sp.ok()) return fail(sp.message());
+    UpdateGpuJobMap();
     if (s_.opts.verbose > 0) Log("job %u: launched for uid %u", id, spec.uid());
     return Ok();
   }
@@ -510,12 +590,30 @@ class NodeDaemon {
       respond(ErrorResponse(ErrorCode::kNotSupported, "request not supported by shoald"));
       return;
     }
-    respond(LaunchTasks(cred, *req.mutable_launch_tasks()));
+    // The job's first step on this node runs its Prolog first (unless it ran already).
+    pb::JobRecord prolog_job;
+    pb::Response r = LaunchTasks(cred, *req.mutable_launch_tasks(), &prolog_job);
+    if (r.rc() != 0 || prolog_job.job_id() == 0) {
+      respond(r);
+      return;
+    }
+    auto held = std::make_shared<pb::Request>(std::move(req));
+    scripts_->Prolog(prolog_job, [this, cred, held, respond, prolog_job](const ScriptResult& res) {
+      if (!res.ok()) {
+        ReportJobScript(prolog_job.job_id(), false, res);
+        respond(ErrorResponse(ErrorCode::kIoError, "Job prolog failed"));
+        return;
+      }
+      respond(LaunchTasks(cred, *held->mutable_launch_tasks(), nullptr));
+    });
   }
 
   // Starts this node's part of a step: only with a step credential the controller signed, for
   // its owner (or root), on a node the credential names.
-  pb::Response LaunchTasks(const pb::Credential& cred, pb::LaunchTasksRequest& lt) {
+  // With `prolog_job`, a launch that needs the job's Prolog first returns Ok with *prolog_job
+  // filled in, and starts nothing.
+  pb::Response LaunchTasks(const pb::Credential& cred, pb::LaunchTasksRequest& lt,
+                           pb::JobRecord* prolog_job) {
     const pb::SignedStepCredential& signed_cred = lt.cred();
     pb::StepCredential sc;
     if (!s_.key->Verify(signed_cred.sig(), signed_cred.body(), NowSeconds()).ok() ||
@@ -541,6 +639,10 @@ class NodeDaemon {
     lt.mutable_step()->set_uid(sc.uid());
     lt.set_gid(sc.gid());
     lt.set_user_name(pw->pw_name);
+    if (prolog_job && scripts_->has_prolog() && !scripts_->PrologRan(job)) {
+      *prolog_job = JobForScripts(lt, sc);
+      return Ok();
+    }
     std::string dir = StepDir(s_.spool, job, step);
     if (::mkdir(dir.c_str(), 0700) != 0) {
       if (errno == EEXIST) return Ok();  // a retried launch
@@ -553,8 +655,173 @@ class NodeDaemon {
       (void)RemoveTree(dir);
       return ErrorResponse(ErrorCode::kIoError, st.message());
     }
+    UpdateGpuJobMap();
     if (s_.opts.verbose > 0) Log("step %u.%u: launched for uid %u", job, step, sc.uid());
     return Ok();
+  }
+
+  // What the Prolog of a job known here only through a step launch sees of it.
+  static pb::JobRecord JobForScripts(const pb::LaunchTasksRequest& lt,
+                                     const pb::StepCredential& sc) {
+    pb::JobRecord job;
+    job.set_job_id(sc.job_id());
+    job.mutable_spec()->set_uid(sc.uid());
+    job.mutable_spec()->set_gid(sc.gid());
+    job.mutable_spec()->set_user_name(sc.user_name());
+    job.set_partition(lt.step().partition());
+    std::string nodelist;
+    for (const std::string& e : lt.environment()) {
+      auto value = [&e](const char* key) -> std::optional<std::string> {
+        size_t n = std::strlen(key);
+        if (e.size() > n && e.compare(0, n, key) == 0 && e[n] == '=') return e.substr(n + 1);
+        return std::nullopt;
+      };
+      if (auto v = value("SLURM_JOB_NODELIST")) nodelist = *v;
+      if (auto v = value("SLURM_JOB_ACCOUNT")) job.mutable_spec()->set_account(*v);
+      if (auto v = value("SLURM_JOB_NAME")) job.mutable_spec()->set_name(*v);
+    }
+    auto names = ExpandHostlist(nodelist);
+    if (names && !names->empty()) {
+      for (auto& n : *names) job.add_nodes(n);
+    } else {
+      for (const auto& n : sc.nodes()) job.add_nodes(n);
+    }
+    return job;
+  }
+
+  // Batch launch: the Prolog ended; start the script, or report the job failed to launch.
+  void PrologBeforeBatch(uint32_t id, const ScriptResult& r) {
+    std::string dir = JobDir(s_.spool, id);
+    if (!FileExists(dir)) return;
+    if (r.ok() && ended_in_prolog_.erase(id)) {
+      // Terminated while its Prolog ran: the script never starts.
+      pb::JobCompleteRequest done;
+      done.set_node_name(name_);
+      done.set_job_id(id);
+      done.set_exit_status(SIGTERM);
+      done.set_cancelled(true);
+      done.set_end_time(NowSeconds());
+      Status st = WriteFileAtomic(dir + "/" + kDoneFile, done.SerializeAsString(), 0600);
+      if (!st.ok()) Log("job %u: %s", id, st.message().c_str());
+      ForwardCompletion(id);
+      return;
+    }
+    ended_in_prolog_.erase(id);
+    if (r.ok()) {
+      if (Status sp = SpawnStepd(id); sp.ok()) return;
+    }
+    pb::JobCompleteRequest done;
+    done.set_node_name(name_);
+    done.set_job_id(id);
+    done.set_launch_failed(true);
+    done.set_prolog_failed(!r.ok());
+    done.set_exit_status(r.status < 0 ? (1 << 8) : r.status);
+    done.set_failure(r.ok() ? "cannot start shoal-stepd" : "Job prolog failed");
+    done.set_end_time(NowSeconds());
+    Status st = WriteFileAtomic(dir + "/" + kDoneFile, done.SerializeAsString(), 0600);
+    if (!st.ok()) Log("job %u: %s", id, st.message().c_str());
+    ForwardCompletion(id);
+  }
+
+  // Controller -> node JobProlog: PrologFlags=Alloc's Prolog at allocation, or the Epilog of a
+  // job that ended; the outcome goes back as NodePrologEpilog.
+  void RunJobScript(const pb::JobPrologRequest& req) {
+    uint32_t id = req.job().job_id();
+    bool epilog = req.epilog();
+    auto report = [this, id, epilog](const ScriptResult& r) {
+      if (epilog) ended_jobs_.insert(id);  // the extern step's cgroup may go now
+      ReportJobScript(id, epilog, r);
+    };
+    if (!epilog && scripts_->flags().contain && s_.cgroups) {
+      // PrologFlags=Contain: the extern step exists before the Prolog runs, as in Slurm.
+      Status st = CreateExternStep(s_.cgroups.get(), req.job(), name_);
+      if (!st.ok()) Log("job %u: extern step: %s", id, st.message().c_str());
+    }
+    if (epilog)
+      EpilogWhenJobGone(req.job(), report, 0);
+    else
+      scripts_->Prolog(req.job(), report);
+  }
+
+  // The Epilog runs once nothing of the job is left here (its steps and batch script end on
+  // the same TerminateJob), or after KillWait and some slack.
+  void EpilogWhenJobGone(const pb::JobRecord& job, ScriptDone done, int waited_ms) {
+    uint32_t id = job.job_id();
+    bool busy =
+        StepdAlive(JobDir(s_.spool, id)) && !FileExists(JobDir(s_.spool, id) + "/" + kDoneFile);
+    for (const StepDirId& s : ListStepDirs(s_.spool)) busy |= s.job_id == id;
+    int limit_ms = static_cast<int>(s_.conf.KillWait() + 15) * 1000;
+    if (!busy || waited_ms >= limit_ms) {
+      scripts_->Epilog(job, std::move(done));
+      return;
+    }
+    auto timer = std::make_shared<asio::steady_timer>(io_, milliseconds(200));
+    timer->async_wait([this, timer, job, done, waited_ms](const asio::error_code&) {
+      EpilogWhenJobGone(job, done, waited_ms + 200);
+    });
+  }
+
+  void ReportJobScript(uint32_t id, bool epilog, const ScriptResult& r) {
+    pb::Request req;
+    auto* pe = req.mutable_prolog_epilog();
+    pe->set_node_name(name_);
+    pe->set_job_id(id);
+    pe->set_epilog(epilog);
+    pe->set_status(r.ok() ? 0 : (r.status <= 0 ? (1 << 8) : r.status));
+    pe->set_output(r.output.substr(0, 4096));
+    SendToController(req);
+  }
+
+  // Best effort with retries: a report lost with the connection is sent again (20 tries, 1 s
+  // apart while the controller is away).
+  void SendToController(const pb::Request& req, int tries = 0) {
+    if (!conn_ || !registered_) {
+      if (tries >= 20) return;
+      auto timer = std::make_shared<asio::steady_timer>(io_, seconds(1));
+      timer->async_wait(
+          [this, timer, req, tries](const asio::error_code&) { SendToController(req, tries + 1); });
+      return;
+    }
+    RpcConnectionPtr conn = conn_;
+    conn->Send(req, Sign(req), [this, req, tries](Result<pb::Response> resp) {
+      if (resp) {
+        last_rx_ = Clock::now();
+        if (resp->rc() != 0) Log("controller refused a report: %s", resp->error().c_str());
+        return;
+      }
+      if (tries < 20) SendToController(req, tries + 1);
+    });
+  }
+
+  // HealthCheckProgram: the node's state comes from the controller (asked only when
+  // HealthCheckNodeState is not ANY); a failure drains the node through NodeDrain.
+  void StartHealthChecks() {
+    scripts_->StartHealthChecks(
+        [this](std::function<void(std::optional<NodeStateForHealth>)> answer) {
+          if (!conn_ || !registered_) return answer(std::nullopt);
+          pb::Request req;
+          req.mutable_node_query()->add_names(name_);
+          RpcConnectionPtr conn = conn_;
+          conn->Send(req, Sign(req), [answer](Result<pb::Response> resp) {
+            if (!resp || resp->rc() != 0 || resp->node_query().nodes_size() == 0)
+              return answer(std::nullopt);
+            const pb::NodeRecord& n = resp->node_query().nodes(0);
+            NodeStateForHealth st;
+            st.idle = n.base_state() == pb::NODE_IDLE;
+            st.alloc = n.base_state() == pb::NODE_ALLOCATED;
+            st.mixed = n.base_state() == pb::NODE_MIXED;
+            st.drain = n.drain();
+            answer(st);
+          });
+        },
+        [this](std::string reason) {
+          pb::Request req;
+          auto* d = req.mutable_node_drain();
+          d->set_node_name(name_);
+          d->set_reason(std::move(reason));
+          d->set_health_check(true);
+          SendToController(req);
+        });
   }
 
   // Signal/terminate to the supervisors of a job's steps here (one step, or all). Best effort:
@@ -634,26 +901,8 @@ class NodeDaemon {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDWR, 0);
-    posix_spawn_file_actions_adddup2(&actions, 0, 1);
-    posix_spawn_file_actions_adddup2(&actions, 0, 2);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    posix_spawn_file_actions_addchdir_np(&actions, "/");
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr,
-                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
+    int rc = SpawnDetached(argv.data(), environ, -1, &pid);
     if (rc != 0) return Error(ErrorCode::kIoError, "exec " + s_.stepd_path + ": " + Strerror(rc));
     return Status::Ok();
   }
@@ -662,8 +911,8 @@ class NodeDaemon {
     child_signals_.async_wait([this](const asio::error_code& ec, int) {
       if (ec) return;
       int status = 0;
-      while (::waitpid(-1, &status, WNOHANG) > 0) {
-      }
+      pid_t pid;
+      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) scripts_->OnChildExit(pid, status);
       ReapChildren();
     });
   }
@@ -754,11 +1003,19 @@ class NodeDaemon {
     if (conn_ && registered_) conn_->Send(req, Sign(req), nullptr);
     Status st = RemoveTree(StepDir(s_.spool, job, step));
     if (!st.ok()) Log("step %u.%u: %s", job, step, st.message().c_str());
+    UpdateGpuJobMap();
   }
 
   void ForwardCompletions() {
     for (uint32_t id : ListJobDirs(s_.spool))
       if (FileExists(JobDir(s_.spool, id) + "/" + kDoneFile)) ForwardCompletion(id);
+  }
+
+  // DCGM exporter's GPU -> job files, from what runs here now.
+  void UpdateGpuJobMap() {
+    if (s_.gres_devices.empty()) return;
+    SyncGpuJobMap(s_.gpu_job_map_dir, s_.gres_devices,
+                  GpuJobMapFiles(s_.gres_devices, GpuJobsInSpool(s_.spool)));
   }
 
   void ForwardCompletion(uint32_t id) {
@@ -776,6 +1033,7 @@ class NodeDaemon {
       reported_failures_.insert(id);
       Log("job %u: launch failed: %s", id, req.job_complete().failure().c_str());
     }
+    UpdateGpuJobMap();  // done.pb is there: the job no longer holds its GPUs
     in_flight_.insert(id);
     RpcConnectionPtr conn = conn_;
     conn->Send(req, Sign(req), [this, id, dir](Result<pb::Response> resp) {
@@ -822,7 +1080,8 @@ class NodeDaemon {
     std::vector<uint32_t> ids;
     for (uint32_t id : ListJobDirs(s_.spool)) {
       std::string dir = JobDir(s_.spool, id);
-      if (FileExists(dir + "/" + kDoneFile) || StepdAlive(dir) || RecentlyLaunched(id, dir))
+      if (FileExists(dir + "/" + kDoneFile) || StepdAlive(dir) || RecentlyLaunched(id, dir) ||
+          scripts_->PrologRunning(id))
         ids.push_back(id);
     }
     // Steps too, so the controller can name the ones whose job is over.
@@ -840,9 +1099,26 @@ class NodeDaemon {
     });
   }
 
+  // Job cgroups of jobs that are over here: no batch job or step directory left in the spool
+  // (their supervisors end their own cgroups; this catches the rest), and, for a job with an
+  // extern step (PrologFlags=Contain), only once the controller ended the job.
+  void SweepCgroups() {
+    if (!s_.cgroups) return;
+    std::set<uint32_t> busy;
+    for (uint32_t id : ListJobDirs(s_.spool)) busy.insert(id);
+    for (const StepDirId& st : ListStepDirs(s_.spool)) busy.insert(st.job_id);
+    s_.cgroups->Sweep([&](uint32_t id, bool has_extern) {
+      if (busy.count(id) || (has_extern && !ended_jobs_.count(id))) return false;
+      ended_jobs_.erase(id);
+      return true;
+    });
+  }
+
   // Covers lost notifications, and supervisors that died without a result (killed, crashed):
   // those get a done.pb written here so the controller hears about the job.
   void Scan() {
+    SweepCgroups();
+    UpdateGpuJobMap();
     for (const StepDirId& s : ListStepDirs(s_.spool)) {
       std::string dir = StepDir(s_.spool, s.job_id, s.step_id);
       if (StepdAlive(dir)) continue;
@@ -859,7 +1135,7 @@ class NodeDaemon {
         ForwardCompletion(id);
         continue;
       }
-      if (StepdAlive(dir) || RecentlyLaunched(id, dir)) continue;
+      if (StepdAlive(dir) || RecentlyLaunched(id, dir) || scripts_->PrologRunning(id)) continue;
       if (FileExists(done_path)) continue;  // finished in between
       Log("job %u: shoal-stepd is gone without a result; reporting the job as failed", id);
       pb::JobCompleteRequest done;
@@ -882,6 +1158,8 @@ class NodeDaemon {
   std::string name_;
   asio::steady_timer reconnect_timer_, connect_timer_, heartbeat_timer_, scan_timer_;
   asio::signal_set child_signals_;
+  std::unique_ptr<NodeScripts> scripts_;  // Prolog/Epilog/HealthCheckProgram
+  std::set<uint32_t> ended_in_prolog_;    // TerminateJob arrived while the Prolog ran
   std::unique_ptr<RpcServer> notify_server_;
   std::unique_ptr<RpcServer> user_server_;
   RpcConnectionPtr conn_;
@@ -896,6 +1174,7 @@ class NodeDaemon {
   std::set<uint32_t> in_flight_;
   std::map<uint32_t, int64_t> launched_at_;
   std::set<uint32_t> reported_failures_;
+  std::set<uint32_t> ended_jobs_;  // TerminateJob for the whole job received
 };
 
 Status Daemonize() {

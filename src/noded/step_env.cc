@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "common/hostlist.h"
+#include "common/mem_bind.h"
 #include "noded/job_env.h"
 
 namespace shoal::noded {
@@ -239,6 +240,7 @@ std::vector<std::string> BuildTaskEnvironment(const pb::LaunchTasksRequest& laun
   if (!info.conf_path.empty()) env.Set("SLURM_CONF", info.conf_path);
   const std::string& cpu_bind = !launch.cpu_bind().empty() ? launch.cpu_bind() : step.cpu_bind();
   for (const auto& entry : CpuBindEnvironment(cpu_bind, info.cpu_masks)) env.SetEntry(entry);
+  for (const auto& entry : MemBindEnvironment(step.mem_bind(), "SLURM")) env.SetEntry(entry);
   env.SetIfUnset("TMPDIR", "/tmp");
 
   // Login basics, when srun's environment lacks them (--export=NONE or a list).

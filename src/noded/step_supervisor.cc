@@ -26,12 +26,17 @@
 
 #include "common/auth.h"
 #include "common/rpc.h"
+#include "noded/cgroup/job_cgroup.h"
 #include "noded/cpu_bind.h"
+#include "noded/gpu_bind.h"
 #include "noded/multi_prog.h"
+#include "noded/oci_run.h"
 #include "noded/output_pattern.h"
 #include "noded/pmi_server.h"
 #include "noded/pmix_server.h"
 #include "noded/step_env.h"
+#include "noded/task_binding.h"
+#include "noded/task_prolog.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
@@ -426,12 +431,19 @@ class StepSupervisor {
     user_ = pw.pw_name;
     home_ = pw.pw_dir ? pw.pw_dir : "";
     shell_ = pw.pw_shell ? pw.pw_shell : "";
-    cpu_masks_ = TaskCpuMasks(launch_.cpu_bind(), static_cast<uint32_t>(tasks_.size()),
+    if (!SetupCgroup()) return;
+    cpu_masks_ = TaskCpuMasks(CpuBind(), static_cast<uint32_t>(tasks_.size()),
                               launch_.cpus_per_task(), CpusOfThisProcess());
+    SetupGpuBinding();
     for (auto& t : tasks_) StartTask(*t);
     Log("step %u.%u: started %zu task(s) for uid %u", opts_.job_id, opts_.step_id, tasks_.size(),
         uid);
     MaybeFinish();
+  }
+
+  // srun's --cpu-bind, else what the controller put in the step (the job's --hint).
+  const std::string& CpuBind() const {
+    return launch_.cpu_bind().empty() ? launch_.step().cpu_bind() : launch_.cpu_bind();
   }
 
   void FailAll(const std::string& why) {
@@ -535,11 +547,11 @@ class StepSupervisor {
       }
       for (auto& e : *env) extra.push_back(e);
     }
-    for (const auto& g : GpuEnvironment()) extra.push_back(g);
+    for (const auto& g : GpuEnvironment(t)) extra.push_back(g);
     std::string argv_error;
     std::vector<std::string> argv = TaskArgv(t, &argv_error);
 
-    pid_t pid = ::fork();
+    pid_t pid = ForkSignalsBlocked();
     if (pid < 0) {
       close_all();
       TaskFailed(t, "fork: " + Errstr(errno));
@@ -578,17 +590,48 @@ class StepSupervisor {
     }
   }
 
-  // GPUs of the job on this node, as the batch step sees them.
-  std::vector<std::string> GpuEnvironment() const {
-    std::vector<std::string> env;
+  // The step's GPUs here (the node's device list from shoald) and --gpu-bind's choice per task.
+  void SetupGpuBinding() {
     uint32_t node = launch_.node_id();
-    if (static_cast<int>(node) >= cred_.gres_alloc_size()) return env;
-    const std::string& held = cred_.gres_alloc(node);  // "gpu:0,1"
-    if (held.rfind("gpu:", 0) != 0) return env;
-    std::string ids = held.substr(4);
-    env.push_back("CUDA_VISIBLE_DEVICES=" + ids);
-    env.push_back("SLURM_STEP_GPUS=" + ids);
-    return env;
+    if (static_cast<int>(node) >= cred_.gres_alloc_size()) return;
+    step_gpus_ = HeldDevices(LoadGresDevices(opts_.spool), cred_.gres_alloc(node), "gpu");
+    gpus_constrained_ = cg_ && cg_->policy().constrain_devices;
+    std::string err;
+    if (!ParseGpuBind(launch_.step().gpu_bind(), gpu_bind_, &err)) {
+      Log("step %u.%u: %s", opts_.job_id, opts_.step_id, err.c_str());
+      return;
+    }
+    std::vector<std::vector<int>> task_cpus;
+    for (const auto& m : cpu_masks_) {
+      std::vector<int> cpus;
+      unsigned long long bits = std::strtoull(m.c_str(), nullptr, 16);
+      for (int c = 0; c < 64; ++c)
+        if ((bits >> c) & 1ULL) cpus.push_back(c);
+      task_cpus.push_back(std::move(cpus));
+    }
+    task_gpus_ = TaskGpus(gpu_bind_, static_cast<uint32_t>(tasks_.size()), step_gpus_, task_cpus,
+                          gpus_constrained_);
+  }
+
+  // GPUs of the job on this node, as a task of the step sees them.
+  std::vector<std::string> GpuEnvironment(const Task& t) const {
+    std::vector<std::string> env;
+    if (step_gpus_.empty()) {
+      // No device list here (no gres.conf): the indexes the controller booked, as given.
+      uint32_t node = launch_.node_id();
+      if (static_cast<int>(node) >= cred_.gres_alloc_size()) return env;
+      auto held = ParseGresAllocEntry(cred_.gres_alloc(node));  // "gpu:0,1"
+      auto it = held.find("gpu");
+      if (it == held.end() || it->second.empty()) return env;
+      std::string ids;
+      for (uint32_t i : it->second) ids += (ids.empty() ? "" : ",") + std::to_string(i);
+      env.push_back("CUDA_VISIBLE_DEVICES=" + ids);
+      env.push_back("SLURM_STEP_GPUS=" + ids);
+      return env;
+    }
+    static const std::vector<size_t> kAll;
+    const auto& visible = t.local_id < task_gpus_.size() ? task_gpus_[t.local_id] : kAll;
+    return GpuEnvironmentVars(step_gpus_, visible, false, gpus_constrained_);
   }
 
   [[noreturn]] void RunTaskChild(const Task& t, const std::vector<std::string>& argv,
@@ -632,6 +675,11 @@ class StepSupervisor {
     if (pmi_fd >= 0) {
       int flags = ::fcntl(pmi_fd, F_GETFD);
       ::fcntl(pmi_fd, F_SETFD, flags & ~FD_CLOEXEC);
+    }
+    // Into the step's cgroup while still root, before any CPU mask (a cpuset resets it).
+    if (cg_) {
+      Status joined = cg_->Join(opts_.job_id, opts_.step_id, 0);
+      if (!joined.ok()) fail("cgroup: " + joined.message(), 1);
     }
     // Become the user.
     uid_t uid = launch_.step().uid();
@@ -682,8 +730,27 @@ class StepSupervisor {
         ::close(fd);
       }
     }
-    if (t.local_id < cpu_masks_.size() && !cpu_masks_[t.local_id].empty())
-      ApplyCpuMask(cpu_masks_[t.local_id]);
+    {
+      TaskBindRequest bind;
+      bind.cpu_bind = CpuBind();
+      if (t.local_id < cpu_masks_.size()) bind.cpu_mask = cpu_masks_[t.local_id];
+      bind.mem_bind = launch_.step().mem_bind();
+      bind.node = opts_.node_name;
+      bind.global_task = t.global_id;
+      bind.local_task = t.local_id;
+      bind.local_tasks = static_cast<uint32_t>(tasks_.size());
+      std::string bind_error = ApplyTaskBinding(bind);
+      if (!bind_error.empty()) fail(bind_error, 1);
+    }
+    if (gpu_bind_.verbose && !step_gpus_.empty()) {
+      std::vector<size_t> all;
+      for (size_t i = 0; i < step_gpus_.size(); ++i) all.push_back(i);
+      std::string line =
+          GpuBindVerboseLine(opts_.node_name, t.global_id, step_gpus_,
+                             t.local_id < task_gpus_.size() ? task_gpus_[t.local_id] : all);
+      ssize_t ignored = ::write(2, line.data(), line.size());
+      (void)ignored;
+    }
 
     TaskEnvInfo info;
     info.node_name = opts_.node_name;
@@ -700,10 +767,35 @@ class StepSupervisor {
     std::vector<std::string> env = BuildTaskEnvironment(launch_, info);
     if (!argv_error.empty()) fail(argv_error, 1);
     if (argv.empty()) fail("no command given", 1);
-    std::string exe = FindExecutable(argv[0], env);
-    if (exe.empty()) fail("execve(): " + argv[0] + ": No such file or directory", 2);
-    std::vector<char*> cargv, cenv;
+    RunTaskProlog(LoadTaskScripts(opts_.conf_path).prolog, &env);  // as the user, may edit env
     std::vector<std::string> args = argv;
+    if (!launch_.step().container().empty()) {
+      // srun --container: the task runs inside the bundle through oci.conf's runtime.
+      OciTask oci{opts_.conf_path,
+                  launch_.step().container(),
+                  argv,
+                  env,
+                  work_dir,
+                  opts_.node_name,
+                  user_,
+                  launch_.step().job_id(),
+                  launch_.step().step_id(),
+                  t.global_id,
+                  launch_.step().uid(),
+                  launch_.gid(),
+                  false};
+      auto plan = PrepareOciTask(oci);
+      if (!plan.ok()) fail(plan.error(), 1);
+      if (plan->create_start) {
+        plan->kill_wait_s = launch_.kill_wait_s();
+        RunOciCreateStart(*plan);  // never returns
+      }
+      args = {"/bin/sh", "-c", plan->run_cmd};
+      env = plan->runtime_env;
+    }
+    std::string exe = FindExecutable(args[0], env);
+    if (exe.empty()) fail("execve(): " + args[0] + ": No such file or directory", 2);
+    std::vector<char*> cargv, cenv;
     for (auto& a : args) cargv.push_back(a.data());
     cargv.push_back(nullptr);
     for (auto& e : env) cenv.push_back(e.data());
@@ -849,6 +941,10 @@ class StepSupervisor {
       rusage ru{};
       pid_t pid = ::wait4(-1, &status, WNOHANG, &ru);
       if (pid <= 0) break;
+      if (OomKilled(status)) {
+        status = kOomTaskStatus;
+        PostOomMessage();  // before the task's exit, so srun prints it first (as Slurm)
+      }
       for (auto& t : tasks_) {
         if (t->pid != pid || t->exited) continue;
         t->exited = true;
@@ -872,6 +968,26 @@ class StepSupervisor {
     MaybeFinish();
   }
 
+  // A task SIGKILLed while its step cgroup counts OOM kills was the OOM killer's victim: srun
+  // says "Out Of Memory" and the step's ExitCode reads 0:125, as in Slurm.
+  bool OomKilled(int status) {
+    if (!cg_ || cg_ended_ || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) return false;
+    return cg_->Stats(opts_.job_id, opts_.step_id).oom_kills > 0;
+  }
+
+  void PostOomMessage() {
+    if (oom_message_sent_ || tasks_.empty()) return;
+    oom_message_sent_ = true;
+    uint64_t kills = std::max<uint64_t>(cg_->Stats(opts_.job_id, opts_.step_id).oom_kills, 1);
+    pb::Request msg;
+    auto* io = msg.mutable_io_data();
+    io->set_task_id(tasks_.front()->global_id);
+    io->set_stream(2);
+    io->set_data(
+        OomMessage(kills, std::to_string(opts_.job_id) + "." + std::to_string(opts_.step_id)));
+    Post(msg);
+  }
+
   bool AllExited() const {
     for (const auto& t : tasks_)
       if (!t->exited) return false;
@@ -882,6 +998,60 @@ class StepSupervisor {
     for (auto& t : tasks_)
       if (t->pid > 0) ::kill(-t->pid, SIGKILL);
     KillReparentedChildren();
+    EndCgroup();
+  }
+
+  // cgroups (proctrack/cgroup, task/cgroup): the step's cgroup below the job's, with the job's
+  // CPUs, memory and devices. False when the configuration demands constraints that failed.
+  bool SetupCgroup() {
+    std::string note;
+    auto cg = NodeCgroups::Open(opts_.conf_path, opts_.node_name, opts_.spool, &note);
+    if (!cg) {
+      Log("step %u.%u: %s", opts_.job_id, opts_.step_id, cg.error().c_str());
+      return true;
+    }
+    if (!note.empty()) Log("step %u.%u: %s", opts_.job_id, opts_.step_id, note.c_str());
+    if (!*cg) return true;
+    JobOnNode job;
+    job.job_id = opts_.job_id;
+    uint32_t node = launch_.node_id();
+    if (static_cast<int>(node) < cred_.cpus_per_node_size()) job.cpus = cred_.cpus_per_node(node);
+    job.mem_mb = cred_.mem_per_node_mb();
+    if (static_cast<int>(node) < cred_.gres_alloc_size()) job.gres_alloc = cred_.gres_alloc(node);
+    std::vector<int> cpus;
+    Status s = (*cg)->SetupStep(job, opts_.step_id, &cpus);
+    if (!s.ok()) {
+      Log("step %u.%u: cgroup setup failed: %s", opts_.job_id, opts_.step_id, s.message().c_str());
+      const CgroupPolicy& p = (*cg)->policy();
+      if (p.constrain_cores || p.constrain_ram || p.constrain_devices) {
+        FailAll("cgroup setup failed: " + s.message());
+        return false;
+      }
+      return true;  // tracking only: run without
+    }
+    cg_ = std::move(*cg);
+    // The supervisor is not in the step's cgroup (killing the cgroup must not kill it), so it
+    // takes the job's CPUs itself: --cpu-bind masks are computed from CpusOfThisProcess().
+    if (!cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : cpus) CPU_SET(c, &set);
+      ::sched_setaffinity(0, sizeof(set), &set);
+    }
+    return true;
+  }
+
+  // Reads what the cgroup knows (OOM kills, CPU time, peak memory), then kills what is left in
+  // it and removes it. Once.
+  void EndCgroup() {
+    if (!cg_ || cg_ended_) return;
+    cg_ended_ = true;
+    cg_stats_ = cg_->Stats(opts_.job_id, opts_.step_id);
+    cg_->EndStep(opts_.job_id, opts_.step_id);
+    if (cg_stats_.oom_kills > 0)
+      Log("step %u.%u: Detected %llu oom_kill event%s", opts_.job_id, opts_.step_id,
+          static_cast<unsigned long long>(cg_stats_.oom_kills),
+          cg_stats_.oom_kills == 1 ? "" : "s");
   }
 
   void MaybeFinish() {
@@ -910,6 +1080,23 @@ class StepSupervisor {
       }
       worst = std::max(worst, t->status);
     }
+    if (cg_stats_.has_cpu) {  // the whole step, daemons included
+      user = cg_stats_.user_usec;
+      sys = cg_stats_.sys_usec;
+    }
+    if (cg_stats_.max_rss_bytes > 0) rss = cg_stats_.max_rss_bytes / 1024;
+    bool oom = cg_stats_.oom_kills > 0;
+    if (oom && !tasks_.empty() && !oom_message_sent_) {
+      // Slurm's words, on srun's stderr.
+      pb::Request msg;
+      auto* io = msg.mutable_io_data();
+      io->set_task_id(tasks_.front()->global_id);
+      io->set_stream(2);
+      io->set_data(OomMessage(cg_stats_.oom_kills,
+                              std::to_string(opts_.job_id) + "." + std::to_string(opts_.step_id)));
+      Post(msg);
+    }
+    d->set_oom(oom);
     d->set_user_cpu_usec(user);
     d->set_sys_cpu_usec(sys);
     d->set_max_rss_kb(rss);
@@ -927,6 +1114,7 @@ class StepSupervisor {
     sc->set_sys_cpu_usec(sys);
     sc->set_max_rss_kb(rss);
     sc->set_cancelled(cancelled_ || srun_lost_);
+    sc->set_oom(oom);
     NotifyShoald(note);
     exit_timer_.expires_after(seconds(10));
     exit_timer_.async_wait([this](const asio::error_code& ec) {
@@ -995,6 +1183,10 @@ class StepSupervisor {
   pb::StepCredential cred_;
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::string> cpu_masks_;
+  std::vector<GresDevice> step_gpus_;           // the step's GPUs here, index order
+  std::vector<std::vector<size_t>> task_gpus_;  // --gpu-bind: positions per local task
+  GpuBind gpu_bind_;
+  bool gpus_constrained_ = false;  // ConstrainDevices: tasks see their GPUs renumbered from 0
   std::unique_ptr<PmiServer> pmi_;
   std::unique_ptr<PmixServer> pmix_;
   uint32_t pmi_fence_seq_ = 0;
@@ -1002,6 +1194,10 @@ class StepSupervisor {
   bool done_ = false, exiting_ = false, terminating_ = false, cancelled_ = false;
   bool srun_lost_ = false, timed_out_ = false, launch_failed_ = false;
   bool leftovers_killed_ = false, notified_ = false;
+  std::unique_ptr<NodeCgroups> cg_;
+  bool cg_ended_ = false;
+  bool oom_message_sent_ = false;
+  CgroupStats cg_stats_;
 };
 
 }  // namespace

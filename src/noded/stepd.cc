@@ -21,9 +21,14 @@
 
 #include "common/auth.h"
 #include "common/rpc.h"
+#include "noded/cgroup/job_cgroup.h"
+#include "noded/gpu_bind.h"
 #include "noded/job_env.h"
+#include "noded/oci_run.h"
 #include "noded/output_pattern.h"
 #include "noded/step_supervisor.h"
+#include "noded/task_binding.h"
+#include "noded/task_prolog.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
@@ -74,10 +79,16 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
 
 // Runs in the forked child: become the user, set up stdio and exec the script. Never returns.
 [[noreturn]] void RunJobChild(const pb::LaunchBatchRequest& launch, const StepdOptions& opts,
-                              const std::string& script_path, int err_fd) {
+                              const std::string& script_path, int err_fd, NodeCgroups* cg) {
   ResetSignals();
   CloexecFrom3();   // nothing of ours (sockets, epoll, log) leaks into the job
   ::setpgid(0, 0);  // own process group: signals for the job reach every task
+  // Into the batch step's cgroup while still root, before exec: everything the script starts
+  // is tracked from its first instruction.
+  if (cg) {
+    Status joined = cg->Join(launch.job().job_id(), kCgBatchStep, 0);
+    if (!joined.ok()) ChildFail(err_fd, "cgroup: " + joined.message());
+  }
   const pb::JobRecord& job = launch.job();
   const pb::JobSpec& spec = job.spec();
   uid_t uid = spec.uid();
@@ -169,21 +180,61 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
   info.home = pw.pw_dir ? pw.pw_dir : "";
   info.shell = pw.pw_shell ? pw.pw_shell : "";
   std::vector<std::string> env = BuildJobEnvironment(launch, info);
-  std::vector<char*> envp;
-  envp.reserve(env.size() + 1);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  // GPUs as this node numbers them: renumbered from 0 when the job only sees its own devices.
+  uint32_t node_index = NodeIndex(job, opts.node_name);
+  if (static_cast<int>(node_index) < job.gres_alloc_size()) {
+    auto gpus = HeldDevices(LoadGresDevices(opts.spool), job.gres_alloc(node_index), "gpu");
+    bool constrained = cg && cg->policy().constrain_devices;
+    auto visible = BatchScriptGpus(spec.gpu_bind(), opts.node_name, gpus, constrained);
+    OverrideEnv(env, GpuEnvironmentVars(gpus, visible, true, constrained));
+  }
+  // --cpu-bind / --hint / --mem-bind of the batch script (one task); verbose lines go to its
+  // stderr, as in Slurm.
+  if (std::string bind_error = BindBatchScript(spec, opts.node_name, &env); !bind_error.empty())
+    ChildFail(err_fd, bind_error);
+  RunTaskProlog(LoadTaskScripts(opts.conf_path).prolog, &env);  // as the user, may edit env
 
   std::vector<std::string> args;
   args.push_back(script_path);
   for (const auto& a : spec.argv()) args.push_back(a);
+  std::string exe = script_path;
+  if (!spec.container().empty()) {
+    // sbatch --container: the script runs inside the OCI bundle (oci.conf's runtime).
+    OciTask oci;
+    oci.conf_path = opts.conf_path;
+    oci.bundle = spec.container();
+    oci.argv = args;
+    oci.env = env;
+    oci.work_dir = work_dir;
+    oci.node_name = opts.node_name;
+    oci.user_name = user;
+    oci.job_id = job.job_id();
+    oci.step_id = kCgBatchStep;
+    oci.uid = uid;
+    oci.gid = gid;
+    oci.batch_script = true;
+    auto plan = PrepareOciTask(oci);
+    if (!plan.ok()) ChildFail(err_fd, plan.error());
+    if (plan->create_start) {
+      plan->kill_wait_s = launch.kill_wait_s();
+      ::close(err_fd);  // launched: what follows is the job's own outcome
+      RunOciCreateStart(*plan);
+    }
+    exe = "/bin/sh";
+    args = {"/bin/sh", "-c", plan->run_cmd};
+    env = plan->runtime_env;
+  }
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  ::execve(script_path.c_str(), argv.data(), envp.data());
+  ::execve(exe.c_str(), argv.data(), envp.data());
   int err = errno;
-  ChildFail(err_fd, "execve(" + script_path + "): " + Errstr(err));
+  ChildFail(err_fd, "execve(" + exe + "): " + Errstr(err));
 }
 
 // --- the supervisor ----------------------------------------------------------------------------
@@ -243,15 +294,95 @@ class Stepd {
     });
   }
 
+  // cgroups (proctrack/cgroup, task/cgroup): the job's cgroup and its batch step. False when
+  // the configuration demands constraints that could not be set up (the launch fails).
+  bool SetupCgroup() {
+    std::string note;
+    auto cg = NodeCgroups::Open(opts_.conf_path, opts_.node_name, opts_.spool, &note);
+    if (!cg) {
+      Log("job %u: %s", opts_.job_id, cg.error().c_str());
+      return true;
+    }
+    if (!note.empty()) Log("job %u: %s", opts_.job_id, note.c_str());
+    if (!*cg) return true;
+    Status s =
+        (*cg)->SetupStep(JobOnNodeFrom(launch_.job(), opts_.node_name), kCgBatchStep, nullptr);
+    if (!s.ok()) {
+      const CgroupPolicy& p = (*cg)->policy();
+      if (p.constrain_cores || p.constrain_ram || p.constrain_devices) {
+        LaunchFailed("cgroup setup failed: " + s.message());
+        return false;
+      }
+      Log("job %u: cgroup setup failed, running without: %s", opts_.job_id, s.message().c_str());
+      return true;
+    }
+    cg_ = std::move(*cg);
+    return true;
+  }
+
+  // Reads the batch step's cgroup (OOM kills, CPU time, peak memory), then kills everything
+  // left in the job's cgroup (every step: the job is over on this node) and removes it.
+  void EndCgroup() {
+    if (!cg_ || cg_ended_) return;
+    cg_ended_ = true;
+    cg_stats_ = cg_->Stats(opts_.job_id, kCgBatchStep);
+    cg_->EndJob(opts_.job_id);
+    if (cg_stats_.oom_kills > 0) {
+      std::string msg = OomMessage(cg_stats_.oom_kills, std::to_string(opts_.job_id) + ".batch");
+      Log("job %u: %s", opts_.job_id, msg.c_str());
+      AppendToJobStderr(msg);
+    }
+  }
+
+  // The job's stderr file (stdout's when not separate), appended to as the user: the path is
+  // the user's to choose, so root never opens it.
+  void AppendToJobStderr(const std::string& text) {
+    const pb::JobRecord& job = launch_.job();
+    const pb::JobSpec& spec = job.spec();
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getpwuid_r(spec.uid(), &pw, buf.data(), buf.size(), &found) != 0 || !found) return;
+    OutputPatternContext ctx;
+    ctx.job_id = job.job_id();
+    bool is_array = job.array_job_id() != 0 && job.array_task_id() != kNoArrayTaskId;
+    ctx.array_job_id = is_array ? job.array_job_id() : job.job_id();
+    ctx.array_task_id = is_array ? job.array_task_id() : kNoArrayTaskId;
+    ctx.node_name = opts_.node_name;
+    ctx.node_index = NodeIndex(job, opts_.node_name);
+    ctx.user_name = pw.pw_name;
+    ctx.job_name = spec.name();
+    std::string pattern = !spec.std_err().empty()   ? spec.std_err()
+                          : !spec.std_out().empty() ? spec.std_out()
+                                                    : DefaultOutputPattern(is_array);
+    std::string path = ExpandOutputPattern(pattern, ctx);
+    if (!path.empty() && path[0] != '/') path = spec.work_dir() + "/" + path;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::setgid(spec.gid()) != 0 || ::setuid(spec.uid()) != 0) ::_exit(1);
+      int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      if (fd >= 0) {
+        ssize_t n = ::write(fd, text.data(), text.size());
+        (void)n;
+      }
+      ::_exit(0);
+    }
+    if (pid > 0) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+    }
+  }
+
   void StartJob() {
     const pb::JobRecord& job = launch_.job();
     std::string script = job_dir_ + "/" + kScriptFile;
+    if (!SetupCgroup()) return;
     int pipefd[2];
     if (::pipe2(pipefd, O_CLOEXEC) != 0) {
       LaunchFailed("pipe: " + Errstr(errno));
       return;
     }
-    pid_t pid = ::fork();
+    pid_t pid = ForkSignalsBlocked();
     if (pid < 0) {
       ::close(pipefd[0]);
       ::close(pipefd[1]);
@@ -260,7 +391,7 @@ class Stepd {
     }
     if (pid == 0) {
       ::close(pipefd[0]);
-      RunJobChild(launch_, opts_, script, pipefd[1]);
+      RunJobChild(launch_, opts_, script, pipefd[1], cg_.get());
     }
     ::close(pipefd[1]);
     job_pid_ = pid;
@@ -402,10 +533,24 @@ class Stepd {
     asio::post(io_, [this] { MaybeFinish(); });
   }
 
+  // TaskEpilog after the batch script, as the user, with the job's environment.
+  void RunBatchTaskEpilog() {
+    if (launch_failed_) return;
+    std::string program = LoadTaskScripts(opts_.conf_path).epilog;
+    if (program.empty()) return;
+    const pb::JobSpec& spec = launch_.job().spec();
+    std::vector<std::string> env(spec.environment().begin(), spec.environment().end());
+    for (const auto& e : launch_.extra_env()) env.push_back(e);
+    env.push_back("SLURMD_NODENAME=" + opts_.node_name);
+    RunTaskEpilog(program, spec.uid(), spec.gid(), env, spec.work_dir(), 60);
+  }
+
   void Finish() {
     finished_ = true;
     kill_timer_.cancel();
     KillLeftovers();
+    RunBatchTaskEpilog();
+    EndCgroup();
     pb::JobCompleteRequest done;
     done.set_node_name(opts_.node_name);
     done.set_job_id(opts_.job_id);
@@ -418,6 +563,14 @@ class Stepd {
     done.set_user_cpu_usec(uint64_t(usage_.ru_utime.tv_sec) * 1000000 + usage_.ru_utime.tv_usec);
     done.set_sys_cpu_usec(uint64_t(usage_.ru_stime.tv_sec) * 1000000 + usage_.ru_stime.tv_usec);
     done.set_max_rss_kb(static_cast<uint64_t>(usage_.ru_maxrss));
+    if (cg_stats_.has_cpu) {  // the whole batch step, daemons included
+      done.set_user_cpu_usec(cg_stats_.user_usec);
+      done.set_sys_cpu_usec(cg_stats_.sys_usec);
+    }
+    if (cg_stats_.max_rss_bytes > 0) done.set_max_rss_kb(cg_stats_.max_rss_bytes / 1024);
+    done.set_oom(cg_stats_.oom_kills > 0);
+    // Slurm shows an OOM-killed batch step as ExitCode 0:125 whatever the shell returned.
+    if (done.oom() && !launch_failed_) done.set_exit_status(125);
     Status s = WriteFileAtomic(job_dir_ + "/" + kDoneFile, done.SerializeAsString(), 0600);
     if (!s.ok()) Log("job %u: cannot write %s: %s", opts_.job_id, kDoneFile, s.message().c_str());
     Log("job %u: done, exit status 0x%x%s%s%s", opts_.job_id,
@@ -491,6 +644,9 @@ class Stepd {
   bool launch_failed_ = false;
   std::string failure_;
   std::string setup_error_;
+  std::unique_ptr<NodeCgroups> cg_;
+  bool cg_ended_ = false;
+  CgroupStats cg_stats_;
 };
 
 }  // namespace

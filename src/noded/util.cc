@@ -280,6 +280,15 @@ void ResetSignals() {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+pid_t ForkSignalsBlocked() {
+  sigset_t all, old;
+  ::sigfillset(&all);
+  ::sigprocmask(SIG_BLOCK, &all, &old);
+  pid_t pid = ::fork();
+  if (pid != 0) ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  return pid;
+}
+
 std::string Hostname() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";

@@ -63,6 +63,11 @@ void KillReparentedChildren();
 
 // Restores default signal dispositions and an empty signal mask (before exec'ing a job).
 void ResetSignals();
+// fork() with every signal blocked across it: a signal sent to the child before it reached
+// ResetSignals() stays pending until the defaults are back (instead of running the parent's
+// handlers in the child and being lost, e.g. an early SIGTERM, leaving only KillWait's SIGKILL).
+// The parent's mask is restored; the child starts with all signals blocked.
+pid_t ForkSignalsBlocked();
 
 std::string Hostname();  // full gethostname()
 std::string ShortHostname();

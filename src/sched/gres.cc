@@ -33,38 +33,6 @@ bool ValidName(std::string_view s) {
   return true;
 }
 
-// "4", "1K", "2M", "1G": Slurm's GRES counts take binary K/M/G/T/P multipliers.
-bool ParseCount(std::string_view s, uint64_t* out) {
-  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  uint64_t mult = 1;
-  switch (std::toupper(static_cast<unsigned char>(s.back()))) {
-    case 'K':
-      mult = 1ull << 10;
-      break;
-    case 'M':
-      mult = 1ull << 20;
-      break;
-    case 'G':
-      mult = 1ull << 30;
-      break;
-    case 'T':
-      mult = 1ull << 40;
-      break;
-    case 'P':
-      mult = 1ull << 50;
-      break;
-    default:
-      break;
-  }
-  if (mult != 1) s.remove_suffix(1);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return false;
-  if (v > UINT64_MAX / mult) return false;
-  *out = v * mult;
-  return true;
-}
-
 // "name[:type][:count]" with count defaulting to 1; the last field is the count when it reads as
 // one (that is how Slurm tells "gpu:2" from "gpu:a100").
 bool ParseTriple(std::string_view item, GresRequest* r, bool allow_zero) {
@@ -78,7 +46,7 @@ bool ParseTriple(std::string_view item, GresRequest* r, bool allow_zero) {
   r->count = 1;
   if (f.size() == 1) return true;
   uint64_t n = 0;
-  bool last_is_count = ParseCount(f.back(), &n);
+  bool last_is_count = ParseGresCount(f.back(), &n);
   if (f.size() == 3 && !last_is_count) return false;
   if (last_is_count) {
     if (n == 0 && !allow_zero) return false;
@@ -204,7 +172,7 @@ Result<std::vector<GresRequest>> ParseGpuRequest(std::string_view text) {
     auto f = Split(item, ':');
     if (f.size() > 2) return Invalid();
     GresRequest r{"gpu", "", 0};
-    if (!ParseCount(f.back(), &r.count) || r.count == 0) return Invalid();
+    if (!ParseGresCount(f.back(), &r.count) || r.count == 0) return Invalid();
     if (f.size() == 2) {
       if (!ValidName(f[0])) return Invalid();
       r.type = std::string(f[0]);

@@ -227,5 +227,13 @@ TEST(SallocEnvironment, VariablesAndPrecedence) {
   EXPECT_EQ(s.verbose, 0);
 }
 
+TEST(SallocCommandLine, BindingOptionsGoToTheJob) {
+  auto r = Parse({"--hint=memory_bound", "--mem-bind=rank", "--gpu-bind=closest"});
+  EXPECT_EQ(r.spec.hint(), "memory_bound");
+  EXPECT_EQ(r.spec.mem_bind(), "rank");
+  EXPECT_EQ(r.spec.gpu_bind(), "closest");
+  EXPECT_EQ(Error({"--gpu-bind=single"}), "salloc: error: Invalid --gpu-bind argument: gpu:single");
+}
+
 }  // namespace
 }  // namespace shoal::cli

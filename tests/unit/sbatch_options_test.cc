@@ -758,5 +758,23 @@ TEST(SbatchExit, ErrorExitCode) {
   EXPECT_EQ(ErrorExitCode({"SLURM_EXIT_ERROR=x"}), 1);
 }
 
+TEST(SbatchCommandLine, BindingOptions) {
+  auto r = Build({"--cpu-bind=verbose,map_cpu:0", "--hint=nomultithread",
+                  "--mem-bind=verbose,local", "--gpu-bind=map_gpu:1,0", "j"});
+  EXPECT_EQ(r.spec.cpu_bind(), "verbose,map_cpu:0");
+  EXPECT_EQ(r.spec.hint(), "nomultithread");
+  EXPECT_EQ(r.spec.mem_bind(), "verbose,local");
+  EXPECT_EQ(r.spec.gpu_bind(), "map_gpu:1,0");
+  EXPECT_EQ(BuildError({"--hint=fast", "j"}),
+            "sbatch: error: unrecognized --hint argument \"fast\", see --hint=help");
+  EXPECT_EQ(BuildError({"--mem-bind=sideways", "j"}),
+            "sbatch: error: unrecognized --mem-bind argument \"sideways\"");
+  EXPECT_EQ(BuildError({"--mem-bind=map_mem", "j"}),
+            "sbatch: error: missing list for \"--mem-bind=map_mem:<list>\"");
+  EXPECT_EQ(BuildError({"--gpu-bind=nearest", "j"}),
+            "sbatch: error: Invalid --gpu-bind argument: gpu:nearest");
+  EXPECT_NE(BuildError({"--cpu-bind=bogus", "j"}).find("sbatch: error: "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shoal::cli

@@ -160,6 +160,16 @@ TEST_F(ScontrolFormatTest, FailedJobWithDetails) {
   EXPECT_EQ(FormatJob(j, kBase, {}, names_).find("DerivedExitCode"), std::string::npos);
 }
 
+TEST_F(ScontrolFormatTest, InteractiveJobHasNoBatchFlag) {
+  // salloc/srun allocations run no batch script: Slurm shows BatchFlag=0.
+  pb::JobRecord j = RunningJob();
+  j.mutable_spec()->set_interactive(true);
+  j.set_state(pb::JOB_OUT_OF_MEMORY);
+  j.set_exit_status(125);
+  std::string text = FormatJob(j, kBase, {}, names_);
+  EXPECT_NE(text.find(" BatchFlag=0 Reboot=0 ExitCode=0:125\n"), std::string::npos) << text;
+}
+
 TEST_F(ScontrolFormatTest, OptionalJobLines) {
   pb::JobRecord j = RunningJob();
   j.set_array_job_id(40);

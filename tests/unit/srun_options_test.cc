@@ -918,5 +918,30 @@ TEST(SrunMultiProg, Errors) {
             "srun: error: Configuration file /tmp/mp.conf invalid, no record for task id 0");
 }
 
+TEST(SrunAllocation, HintAndMemBind) {
+  // --hint chooses the binding type when --cpu-bind names none; verbose is kept.
+  auto s = MakeStepCreateRequest(Parse({"--hint=compute_bound", "--cpu-bind=verbose", "a"}));
+  EXPECT_EQ(s.cpu_bind(), "verbose,cores");
+  EXPECT_EQ(s.hint(), "compute_bound");
+  EXPECT_EQ(MakeStepCreateRequest(Parse({"--hint=multithread", "a"})).cpu_bind(), "threads");
+  EXPECT_EQ(
+      MakeStepCreateRequest(Parse({"--hint=multithread", "--cpu-bind=map_cpu:1", "a"})).cpu_bind(),
+      "map_cpu:1");
+  s = MakeStepCreateRequest(Parse({"--mem-bind=v,map_mem:0", "a"}));
+  EXPECT_EQ(s.mem_bind(), "v,map_mem:0");
+  EXPECT_EQ(
+      MakeStepCreateRequest(Parse({"a"}, Ctx({"SLURM_MEM_BIND=local", "SLURM_HINT=nomultithread"})))
+          .mem_bind(),
+      "local");
+  auto help = Parse({"--mem-bind=help"});
+  EXPECT_EQ(help.action, SrunAction::kBindHelp);
+  EXPECT_EQ(help.help_text.rfind("Memory bind options:\n", 0), 0u);
+  EXPECT_EQ(Parse({"--hint=help"}).help_text.rfind("Application hint options:\n", 0), 0u);
+  EXPECT_EQ(Error({"--hint=fast", "a"}),
+            "srun: error: unrecognized --hint argument \"fast\", see --hint=help");
+  EXPECT_EQ(Error({"--mem-bind=map_mem:x", "a"}),
+            "srun: error: Failed to validate number: x, the offending character is x");
+}
+
 }  // namespace
 }  // namespace shoal::cli
