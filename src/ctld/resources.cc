@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "common/log.h"
 #include "common/units.h"
@@ -58,6 +60,12 @@ void Controller::InitNodeView(int idx) {
 }
 
 void Controller::RefreshAvailability() {
+  // A node still running an ended job's Epilog takes no new job until it reported, as a
+  // COMPLETING node in Slurm (the ended job's resources are already free).
+  std::unordered_set<std::string_view> in_epilog;
+  for (const auto& [id, since] : epilog_started_)
+    if (const pb::JobRecord* job = FindJob(id))
+      for (const auto& name : job->epilog_pending_nodes()) in_epilog.insert(name);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     // A powered-down node is schedulable when ResumeProgram can bring it up (power_save.cc).
@@ -65,7 +73,7 @@ void Controller::RefreshAvailability() {
                      (n.rec.powered_down() && !power_.resume_program.empty());
     views_[i].available = reachable && !n.rec.drain() && n.rec.base_state() != pb::NODE_DOWN &&
                           n.rec.base_state() != pb::NODE_FUTURE && !n.rec.reboot_issued() &&
-                          !n.rec.powering_down();
+                          !n.rec.powering_down() && !in_epilog.count(n.rec.name());
   }
 }
 

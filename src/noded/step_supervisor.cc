@@ -1061,10 +1061,34 @@ class StepSupervisor {
     Finish();
   }
 
+  // TaskEpilog (slurm.conf): as the user, once per task with the task's environment, after every
+  // task of this node ended and before the step reports its end (srun waits for it meanwhile).
+  void RunTaskEpilogs() {
+    std::string program = LoadTaskScripts(opts_.conf_path).epilog;
+    if (program.empty()) return;
+    for (const auto& t : tasks_) {
+      if (!t->started) continue;
+      TaskEnvInfo info;
+      info.node_name = opts_.node_name;
+      info.conf_path = opts_.conf_path;
+      info.cluster_name = opts_.cluster_name;
+      info.global_task_id = t->global_id;
+      info.local_task_id = t->local_id;
+      info.task_pid = t->pid;
+      info.user_name = user_;
+      info.home = home_;
+      info.shell = shell_;
+      info.cpu_masks = cpu_masks_;
+      RunTaskEpilog(program, launch_.step().uid(), launch_.gid(),
+                    BuildTaskEnvironment(launch_, info), launch_.work_dir(), 60);
+    }
+  }
+
   void Finish() {
     done_ = true;
     kill_timer_.cancel();
     limit_timer_.cancel();
+    RunTaskEpilogs();
     if (!leftovers_killed_) KillLeftovers();
     pb::Request req;
     auto* d = req.mutable_node_done();

@@ -232,6 +232,37 @@ echo "print hello from the task prolog"
     assert "step=yes-" in r.stdout, r.stdout
 
 
+def test_task_epilog_runs_after_each_srun_task(cluster, tmp_path):
+    te = program(tmp_path / "taskepilog",
+                 f"echo $SLURM_STEP_ID $SLURMD_NODENAME $(id -un) > "
+                 f"{tmp_path}/te.$SLURM_JOB_ID.$SLURM_PROCID\n")
+    c = cluster(nodes=2, conf=[f"TaskEpilog={te}"])
+    os.chmod(tmp_path, 0o777)
+    r = c.run(["srun", "-N2", "-n3", "true"])
+    assert r.returncode == 0, r.stderr
+    files = sorted(tmp_path.glob("te.*"))
+    # srun returns only after every node ran its tasks' epilogs.
+    assert [f.name.rsplit(".", 1)[1] for f in files] == ["0", "1", "2"], files
+    lines = [f.read_text().split() for f in files]
+    assert {l[0] for l in lines} == {"0"}, lines
+    assert {l[1] for l in lines} == {"n1", "n2"}, lines
+
+
+def test_node_takes_no_job_while_an_epilog_runs(cluster, tmp_path):
+    ep = program(tmp_path / "epilog",
+                 f"sleep 3; date +%s.%N > {tmp_path}/epilog-end.$SLURM_JOB_ID\n")
+    c = cluster(nodes=1, conf=[f"Epilog={ep}"])
+    first = c.sbatch([], "#!/bin/bash\ntrue\n")
+    wait_until(lambda: c.job_state(first) in ("COMPLETED", "COMPLETING"), 30, "first job ends")
+    os.chmod(tmp_path, 0o777)
+    second = c.sbatch([], f"#!/bin/bash\ndate +%s.%N > {tmp_path}/second-start\n")
+    assert c.wait_job(second, timeout=40) == "COMPLETED"
+    epilog_end = float((tmp_path / f"epilog-end.{first}").read_text())
+    second_start = float((tmp_path / "second-start").read_text())
+    # The only node was busy with the first job's Epilog until it ended.
+    assert second_start >= epilog_end, (second_start, epilog_end)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
