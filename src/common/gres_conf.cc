@@ -5,18 +5,13 @@
 #include <charconv>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "common/units.h"
 
 namespace shoal {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool IEquals(std::string_view a, std::string_view b) { return Lower(a) == Lower(b); }
+bool IEquals(std::string_view a, std::string_view b) { return AsciiLower(a) == AsciiLower(b); }
 
 // Whitespace-separated tokens; a double-quoted stretch keeps its spaces (quotes dropped).
 std::vector<std::string> Tokens(std::string_view line) {
@@ -100,7 +95,7 @@ Result<GresConf> ParseGresConf(std::string_view text, std::string_view path) {
       size_t eq = t.find('=');
       if (eq == std::string::npos || eq == 0)
         return InvalidArgument(where + "expected Key=Value, got '" + t + "'");
-      std::string key = Lower(t.substr(0, eq));
+      std::string key = AsciiLower(t.substr(0, eq));
       std::string val = t.substr(eq + 1);
       if (key == "nodename") {
         auto hosts = ExpandHostlist(val);
@@ -139,7 +134,7 @@ Result<GresConf> ParseGresConf(std::string_view text, std::string_view path) {
       } else if (key == "links") {
         l.links = val;
       } else if (key == "flags") {
-        l.flags = Lower(val);
+        l.flags = AsciiLower(val);
         std::string f = l.flags;
         size_t p = 0;
         while (p <= f.size()) {
@@ -155,7 +150,7 @@ Result<GresConf> ParseGresConf(std::string_view text, std::string_view path) {
           p = c + 1;
         }
       } else if (key == "autodetect") {
-        std::string v = Lower(val);
+        std::string v = AsciiLower(val);
         if (!ValidAutoDetect(v))
           return InvalidArgument(where + "unknown autodetect flag '" + val + "'");
         l.autodetect = v;

@@ -5,14 +5,10 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace shoal {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -52,7 +48,7 @@ Status ParseElement(std::string_view tok, bool hex, std::vector<uint64_t>& out) 
 
 Result<MemBind> ParseMemBind(std::string_view value) {
   MemBind mb;
-  std::string text = Lower(value);
+  std::string text = AsciiLower(value);
   std::string_view rest = text;
   while (!rest.empty()) {
     size_t comma = rest.find(',');
@@ -163,7 +159,7 @@ std::vector<std::string> MemBindEnvironment(std::string_view value, const std::s
       type = "none";
   }
   std::string verbosity = mb->verbose ? "verbose" : "quiet";
-  std::string lower = Lower(value);
+  std::string lower = AsciiLower(value);
   bool prefer = lower.find("prefer") != std::string::npos;
   std::string sort = lower.find("nosort") != std::string::npos ? "nosort"
                      : lower.find("sort") != std::string::npos ? "sort"
@@ -199,7 +195,7 @@ std::string HexU64(uint64_t v) {
 namespace shoal {
 
 bool ValidHint(std::string_view hint) {
-  std::string h = Lower(hint);
+  std::string h = AsciiLower(hint);
   return h == "compute_bound" || h == "memory_bound" || h == "multithread" || h == "nomultithread";
 }
 
@@ -209,7 +205,7 @@ std::string EffectiveCpuBind(std::string_view cpu_bind, std::string_view hint) {
   std::string_view rest = cpu_bind;
   while (!rest.empty()) {
     size_t comma = rest.find(',');
-    std::string tok = Lower(rest.substr(0, comma));
+    std::string tok = AsciiLower(rest.substr(0, comma));
     if (tok == "verbose" || tok == "v")
       verbose = true;
     else if (tok != "quiet" && tok != "q" && !tok.empty())
@@ -217,7 +213,7 @@ std::string EffectiveCpuBind(std::string_view cpu_bind, std::string_view hint) {
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
-  std::string type = Lower(hint) == "multithread" ? "threads" : "cores";
+  std::string type = AsciiLower(hint) == "multithread" ? "threads" : "cores";
   return verbose ? "verbose," + type : type;
 }
 

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace shoal::noded {
 namespace {
 
@@ -12,18 +14,6 @@ bool ParseNum(std::string_view s, uint64_t& out, int base) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
   return ec == std::errc() && p == s.data() + s.size();
-}
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) end = s.size();
-    out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
 }
 
 std::string Join(const std::vector<uint64_t>& v) {
@@ -54,7 +44,7 @@ std::vector<size_t> Closest(const std::vector<GresDevice>& gpus, const std::vect
 
 std::vector<int> ParseCpuList(std::string_view list) {
   std::vector<int> out;
-  for (auto part : Split(list, ',')) {
+  for (auto part : SplitFields(list, ',')) {
     size_t dash = part.find('-');
     uint64_t lo = 0, hi = 0;
     if (dash == std::string_view::npos) {
@@ -96,7 +86,7 @@ bool ParseGpuBind(std::string_view text, GpuBind& out, std::string* error) {
   }
   if (type == "map_gpu" || type == "mask_gpu") {
     int base = type == "map_gpu" ? 10 : 16;
-    for (auto item : Split(arg, ',')) {
+    for (auto item : SplitFields(arg, ',')) {
       uint64_t v = 0, rep = 1;
       size_t star = item.find('*');
       if (!ParseNum(item.substr(0, star), v, base) ||

@@ -4,22 +4,11 @@
 #include <charconv>
 #include <set>
 
+#include "common/strings.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
 namespace {
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) end = s.size();
-    out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 bool ParseU32(std::string_view s, uint32_t& out) {
   if (s.empty()) return false;
@@ -39,7 +28,7 @@ std::map<std::string, std::vector<uint32_t>> ParseGresAllocEntry(std::string_vie
   std::map<std::string, std::vector<uint32_t>> out;
   if (entry.empty()) return out;
   std::string current;
-  for (std::string_view tok : Split(entry, ',')) {
+  for (std::string_view tok : SplitFields(entry, ',')) {
     size_t colon = tok.rfind(':');
     if (colon != std::string_view::npos) {
       // "gpu:0" or "gpu:a100:0": the name is the first field, the index the last one.
@@ -108,9 +97,9 @@ std::string FormatGresDevices(const std::vector<GresDevice>& devices) {
 
 std::vector<GresDevice> ParseGresDevices(std::string_view text) {
   std::vector<GresDevice> out;
-  for (std::string_view line : Split(text, '\n')) {
+  for (std::string_view line : SplitFields(text, '\n')) {
     if (line.empty()) continue;
-    auto f = Split(line, '|');
+    auto f = SplitFields(line, '|');
     if (f.size() != 5) continue;
     GresDevice d;
     if (f[0].empty() || !ParseU32(f[2], d.index)) continue;
