@@ -139,8 +139,10 @@ def build_ring(c, user, directory, flavour):
 
 
 def ranks(text):
-    """{rank: node} from the programs' "rank R of N on NODE" lines, and the sizes they saw."""
-    found = re.findall(r"^(?:\d+: )?rank (\d+) of (\d+) on (\S+)", text, re.M)
+    """{rank: node} from the programs' "rank R of N on NODE" lines, and the sizes they saw.
+    mpirun forwards the ranks' output in pieces, so one rank's line may be cut by another's
+    ("rank 0 of 3 on n1rank 2 of 3 on n3\n\n"): a report ends at the next one or at a blank."""
+    found = re.findall(r"(?:\d+: )?rank (\d+) of (\d+) on (\S+?)(?=rank \d|\s|$)", text)
     return {int(r): node for r, _, node in found}, {int(n) for _, n, _ in found}
 
 
