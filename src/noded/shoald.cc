@@ -220,6 +220,7 @@ Result<NodeSetup> Prepare(ShoaldOptions opts) {
 
 class NodeDaemon {
  public:
+  const std::shared_ptr<NodeCgroups>& cgroups() const { return s_.cgroups; }
   NodeDaemon(asio::io_context& io, NodeSetup setup)
       : io_(io),
         s_(std::move(setup)),
@@ -1321,6 +1322,7 @@ int ShoaldMain(int argc, char** argv) {
     return 1;
   }
   io.run();
+  if (auto cg = daemon.cgroups()) cg->RemoveNodeDirIfIdle();
   return 0;
 }
 

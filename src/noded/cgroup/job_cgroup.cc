@@ -184,6 +184,10 @@ void NodeCgroups::Sweep(const std::function<bool(uint32_t, bool)>& gone) {
   for (uint32_t id : backend_->Jobs()) {
     if (gone(id, backend_->HasStep(id, StepCgroupName(kCgExternStep)))) EndJob(id);
   }
+  RemoveNodeDirIfIdle();
+}
+
+void NodeCgroups::RemoveNodeDirIfIdle() {
   if (backend_->Jobs().empty()) backend_->RemoveNodeDirIfEmpty();
 }
 

@@ -54,6 +54,9 @@ class NodeCgroups {
   void EndJob(uint32_t job_id);
   // shoald's sweep: ends every job cgroup here for which `gone(job_id)` is true.
   void Sweep(const std::function<bool(uint32_t job_id, bool has_extern)>& gone);
+  // Removes this node's own directory when no job cgroup is left (the sweep, and shoald's exit:
+  // a node daemon that stops leaves nothing behind).
+  void RemoveNodeDirIfIdle();
 
   const CgroupPolicy& policy() const { return policy_; }
   CgroupBackend& backend() { return *backend_; }
