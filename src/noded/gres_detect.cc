@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 
+#include "common/strings.h"
 #include "noded/util.h"
 
 extern char** environ;
@@ -26,21 +27,9 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::vector<std::string> SplitTrim(std::string_view s, char sep) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) end = s.size();
-    out.push_back(Trim(s.substr(start, end - start)));
-    start = end + 1;
-  }
+  for (std::string_view f : SplitFields(s, sep)) out.push_back(Trim(f));
   return out;
 }
 
@@ -142,7 +131,7 @@ std::string CoresOfBus(const std::string& pci_bus_id) {
 }  // namespace
 
 std::string SysfsBusId(std::string_view pci_bus_id) {
-  std::string id = Lower(Trim(pci_bus_id));
+  std::string id = AsciiLower(Trim(pci_bus_id));
   size_t colon = id.find(':');
   // An 8-digit domain ("00000000:07:00.0") is written with 4 digits in sysfs.
   if (colon == 8 && id.compare(0, 4, "0000") == 0) id = id.substr(4);
@@ -207,7 +196,7 @@ void ApplyNvidiaSmiMinors(std::string_view q, std::vector<DetectedGpu>& gpus) {
 }
 
 std::string GpuTypeFromName(std::string_view name) {
-  std::string out = Lower(Trim(name));
+  std::string out = AsciiLower(Trim(name));
   for (char& c : out)
     if (std::isspace(static_cast<unsigned char>(c))) c = '_';
   return out;
