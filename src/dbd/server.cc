@@ -3,7 +3,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <ctime>
+#include <thread>
 
 #include "common/log.h"
 #include "dbd/assoc_admin.h"
@@ -102,11 +104,15 @@ void DbdServer::HandleRequest(const RpcConnectionPtr&, const pb::Credential& cre
 
 Status DbdServer::EnsureStore() {
   if (store_) return Status::Ok();
-  int64_t now = WallNow();
-  // One attempt per second at most, so a dead server is not hammered by every request.
-  if (now == last_connect_attempt_)
-    return Error(ErrorCode::kUnavailable, "Database is unavailable (reconnecting)");
-  last_connect_attempt_ = now;
+  // Attempts are spaced so a dead server is not hammered by every request, but a request
+  // arriving soon after a failed attempt waits for the next one instead of failing: a user's
+  // sacct right after the database comes back must not see a stale "unavailable".
+  auto now = std::chrono::steady_clock::now();
+  auto next = last_connect_attempt_ + kConnectRetrySpacing;
+  if (last_connect_attempt_.time_since_epoch().count() != 0 && now < next) {
+    std::this_thread::sleep_for(next - now);  // the storage thread only; the event loop runs on
+  }
+  last_connect_attempt_ = std::chrono::steady_clock::now();
   auto sql = OpenSql(conf_.storage);
   if (!sql) return Error(ErrorCode::kUnavailable, "Database is unavailable: " + sql.error());
   auto store = AcctStore::Open(std::move(*sql));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -61,7 +62,8 @@ class DbdServer {
   std::unique_ptr<AcctStore> store_;
   AssocState state_;
   bool state_loaded_ = false;
-  int64_t last_connect_attempt_ = 0;
+  static constexpr std::chrono::milliseconds kConnectRetrySpacing{250};
+  std::chrono::steady_clock::time_point last_connect_attempt_{};
 };
 
 }  // namespace shoal::dbd

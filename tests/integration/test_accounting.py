@@ -111,7 +111,12 @@ def test_sacct_after_outage(cluster, request, backend, outage):
     assert c.wait_job(timeout_job, timeout=120) in ("TIMEOUT",)
 
     def all_stored():
-        rows = sacct_rows(c, "-X", "-a", "-S", begin, "-o", "JobIDRaw,State")
+        # The database server has just come back: shoaldbd may still be reconnecting to it.
+        r = sacct(c, "-P", "-n", "-X", "-a", "-S", begin, "-o", "JobIDRaw,State", check=False)
+        if r.returncode != 0:
+            assert "Database is unavailable" in r.stderr, r.stderr
+            return False
+        rows = [line.split("|") for line in r.stdout.splitlines() if line]
         ids = [row[0] for row in rows]
         return len([i for i in ids if int(i) in set(many)]) == 500 and \
             all(row[1].split()[0] in FINISHED_STATES for row in rows) and rows
