@@ -35,6 +35,9 @@ PACKAGES=(
   procps passwd adduser util-linux openmpi-bin libopenmpi-dev python3-mpi4py mpich libmpich-dev
   # srun --container tests: a rootless OCI runtime (crun 1.8 refuses hybrid cgroups) and a static busybox for the bundle
   runc busybox-static
+  # shoalrestd: HTTP server (libmicrohttpd) and JWT (libjwt); the REST and metrics tests validate
+  # against the OpenAPI schema and parse OpenMetrics; wrk drives the REST benchmark
+  libmicrohttpd-dev libjwt-dev python3-jsonschema python3-prometheus-client wrk curl
 )
 
 deps_only=0
