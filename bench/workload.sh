@@ -16,7 +16,12 @@
 #   (bench/compare-slurm --quick uses these; --full uses the issue-3 sizes)
 #   PAR=4 (parallel submitters)  BENCH_TIMEOUT=600 (seconds any one wait may take)
 #   BENCH_SETTLE=6 (seconds to let a controller save state before kill -9)
-#   BENCH_ONLY="fig1 fig2" to run a subset (names: seq par tput array latency srun queue restart)
+#   BENCH_ONLY="fig1 fig2" to run a subset (names: seq par tput array latency srun queue restart
+#   rest); "rest" is not in the default set: it needs a REST daemon, described by the caller:
+#   BENCH_REST_URL (http://host:port), BENCH_REST_PREFIX (/slurm/v0.0.NN), BENCH_REST_TOKEN and
+#   BENCH_REST_USER (sent as X-SLURM-USER-TOKEN / X-SLURM-USER-NAME), BENCH_REST_SUBMIT_BODY
+#   (the JSON of one held job for that API version). N_REST_QUEUE=10000 queued jobs for GET /jobs,
+#   REST_CONN=16 connections, REST_SECS=10 seconds per figure (wrk).
 set -u
 
 N_SEQ=${N_SEQ:-200}
@@ -28,6 +33,9 @@ N_SRUN=${N_SRUN:-7}
 N_QUERY=${N_QUERY:-5}
 N_QUEUE=${N_QUEUE:-5000}
 N_RESTART=${N_RESTART:-10000}
+N_REST_QUEUE=${N_REST_QUEUE:-10000}
+REST_CONN=${REST_CONN:-16}
+REST_SECS=${REST_SECS:-10}
 PAR=${PAR:-4}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-600}
 BENCH_SETTLE=${BENCH_SETTLE:-6}
@@ -261,6 +269,45 @@ if want queue; then
   fi
   log "scancel done"
   cancel_all
+fi
+
+# ---- REST: GET /jobs with N_REST_QUEUE queued jobs, then job submission ---------------------
+# wrk drives the daemon; a run counts only when every answer was 2xx (wrk reports the others).
+wrk_rps() {  # wrk_rps NAME [wrk args...]: prints requests/s, or fails
+  local name=$1; shift
+  wrk -t2 -c"$REST_CONN" -d"${REST_SECS}s" --timeout 30s \
+    -H "X-SLURM-USER-NAME: ${BENCH_REST_USER:-}" -H "X-SLURM-USER-TOKEN: ${BENCH_REST_TOKEN:-}" \
+    "$@" > "$WORK/wrk.$name" 2>&1 || { log "wrk $name failed: $(tail -3 "$WORK/wrk.$name")"; return 1; }
+  log "wrk $name: $(grep -E 'Requests/sec|Non-2xx|Socket errors|requests in' "$WORK/wrk.$name" | tr '\n' ' ')"
+  if grep -qE 'Non-2xx|Socket errors' "$WORK/wrk.$name"; then return 1; fi
+  awk '/^Requests\/sec:/ { print $2 }' "$WORK/wrk.$name"
+}
+if want rest; then
+  if [[ -z ${BENCH_REST_URL:-} ]] || ! command -v wrk >/dev/null; then
+    log "rest: no REST daemon described (BENCH_REST_URL) or no wrk"
+    put rest_jobs_rps n/a; put rest_submit_rps n/a
+  else
+    submit_many "$PAR" "$N_REST_QUEUE" "${HOLD[@]}" || log "rest: some submissions failed"
+    cnt=$(pending_jobs)
+    put rest_queued "$cnt"
+    log "rest: queued $cnt held jobs"
+    if v=$(time_median 3 curl -sf -o /dev/null -H "X-SLURM-USER-NAME: $BENCH_REST_USER" \
+        -H "X-SLURM-USER-TOKEN: $BENCH_REST_TOKEN" "$BENCH_REST_URL$BENCH_REST_PREFIX/jobs/"); then
+      put rest_jobs_ms "$(ms "$v")"
+    else put rest_jobs_ms n/a; fi
+    if v=$(wrk_rps jobs "$BENCH_REST_URL$BENCH_REST_PREFIX/jobs/"); then put rest_jobs_rps "$v"
+    else put rest_jobs_rps n/a; fi
+    cat > "$WORK/submit.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = os.getenv("BENCH_REST_SUBMIT_BODY")
+wrk.headers["Content-Type"] = "application/json"
+LUA
+    if v=$(wrk_rps submit -s "$WORK/submit.lua" "$BENCH_REST_URL$BENCH_REST_PREFIX/job/submit"); then
+      put rest_submit_rps "$v"
+    else put rest_submit_rps n/a; fi
+    scancel -u "$BENCH_REST_USER" >/dev/null 2>&1
+    cancel_all
+  fi
 fi
 
 # ---- controller restart with N_RESTART queued jobs -------------------------------------------
