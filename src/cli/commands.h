@@ -17,6 +17,7 @@ int SacctMain(int argc, char** argv);
 int SacctmgrMain(int argc, char** argv);
 int SshareMain(int argc, char** argv);
 int SreportMain(int argc, char** argv);
+int SdiagMain(int argc, char** argv);
 // `shoal start|stop|keygen|version|<command>`.
 int ShoalMain(int argc, char** argv);
 

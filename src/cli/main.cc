@@ -20,6 +20,7 @@ constexpr Command kCommands[] = {
     {"srun", shoal::cli::SrunMain},         {"salloc", shoal::cli::SallocMain},
     {"sacct", shoal::cli::SacctMain},       {"sacctmgr", shoal::cli::SacctmgrMain},
     {"sshare", shoal::cli::SshareMain},     {"sreport", shoal::cli::SreportMain},
+    {"sdiag", shoal::cli::SdiagMain},
 };
 
 Entry Find(std::string_view name) {

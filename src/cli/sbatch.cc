@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/client.h"
@@ -42,7 +43,12 @@ void PrintOut(const std::string& text) {
 
 std::vector<std::string> ReadEnvironment() {
   std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  for (char** e = environ; e && *e; ++e) {
+    // A token authenticates this command; the job's own srun would hand it to node daemons,
+    // which take no tokens.
+    if (std::string_view(*e).starts_with("SLURM_JWT=")) continue;
+    env.emplace_back(*e);
+  }
   return env;
 }
 

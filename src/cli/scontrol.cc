@@ -693,6 +693,64 @@ int Ping(Session& s) {
   return 0;
 }
 
+// scontrol token [lifespan=<seconds>] [username=<name>]: a JWT signed by the controller.
+int Token(Session& s, const std::vector<std::string>& args) {
+  pb::Request req;
+  auto* t = req.mutable_token();
+  for (const auto& a : args) {
+    std::string lower = Lower(a);
+    if (lower.rfind("lifespan=", 0) == 0) {
+      std::string v = a.substr(9);
+      char* end = nullptr;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n <= 0) {
+        Err("Invalid lifespan: `" + v + "`");
+        return 1;
+      }
+      t->set_lifespan(n);
+    } else if (lower.rfind("username=", 0) == 0) {
+      t->set_username(a.substr(9));
+    } else {
+      Err("Invalid option: `" + a + "`");
+      return 1;
+    }
+  }
+  const ClientContext* ctx = s.Client();
+  if (!ctx) {
+    ErrPrefixed(s.client_error);
+    return 1;
+  }
+  auto resp = CallController(*ctx, req);
+  if (!resp) {
+    // Slurm's two lines: the library's reason, then scontrol's own.
+    bool unreachable = resp.status().code() == ErrorCode::kUnavailable;
+    ErrPrefixed(std::string("slurm_fetch_token: ") +
+                (unreachable ? "error receiving response: " : "error with request: ") +
+                resp.error());
+    Err("Error fetching token");
+    return 1;
+  }
+  OutLine("SLURM_JWT=" + resp->token().token());
+  return 0;
+}
+
+// scontrol reconfigure: the controller rereads slurm.conf and pushes it to the nodes.
+int Reconfigure(Session& s) {
+  const ClientContext* ctx = s.Client();
+  if (!ctx) {
+    ErrPrefixed(s.client_error);
+    return 1;
+  }
+  pb::Request req;
+  req.mutable_reconfigure();
+  auto resp = CallController(*ctx, req);
+  if (!resp) {
+    Err("slurm_reconfigure error: " + resp.error());
+    return 1;
+  }
+  return 0;
+}
+
 // ---- job control ------------------------------------------------------------------------------
 
 // Prints per-job failures as "<message> for job <id>"; returns 1 when any failed.
@@ -911,6 +969,7 @@ std::string Help() {
          "     quiet                    print no messages other than error messages.\n"
          "     quit                     terminate this command.\n"
          "     reboot [ASAP] [nextstate=] [reason=] <NodeList>  reboot nodes when idle\n"
+         "     reconfigure              re-read configuration files.\n"
          "     cancel_reboot <NodeList>  cancel pending reboots\n"
          "     release <job_list>       permit specified job to start (see hold)\n"
          "     requeue <job_id>         re-queue a batch job\n"
@@ -919,6 +978,7 @@ std::string Help() {
          "     show <ENTITY> [<ID>]     display state of identified entity, default\n"
          "                              is all records.\n"
          "     suspend <job_list>       suspend specified job (see resume)\n"
+         "     token [lifespan=] [username=] fetch an auth token\n"
          "     top <job_list>           Put specified job first in queue for user\n"
          "     uhold <jobid_list>       place user hold on specified job (see hold)\n"
          "     update <SPECIFICATIONS>  update job, node or reservation\n"
@@ -947,6 +1007,8 @@ int Dispatch(Session& s, const std::vector<std::string>& words, bool* quit) {
   }
   if (Abbrev(cmd, "show", 3)) return Show(s, args);
   if (cmd == "ping") return no_args("ping") ? Ping(s) : 1;
+  if (Abbrev(cmd, "reconfigure", 3)) return no_args("reconfigure") ? Reconfigure(s) : 1;
+  if (cmd == "token") return Token(s, args);
   if (Abbrev(cmd, "update", 3)) return Update(s, args);
   if (Abbrev(cmd, "reboot_nodes", 3)) return Reboot(s, args);
   if (Abbrev(cmd, "cancel_reboot", 3)) return CancelReboot(s, args);

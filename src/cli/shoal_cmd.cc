@@ -7,7 +7,8 @@
 //
 // `start` brings up a whole cluster on loopback inside one directory: it writes D/etc/slurm.conf,
 // D/etc/slurmdbd.conf and D/etc/slurm.key, starts shoaldbd (accounting on SQLite in D/db unless
-// --no-accounting), shoalctld and one shoald per node (n1..nN) as detached daemons
+// --no-accounting), shoalctld, one shoald per node (n1..nN) and shoalrestd (the REST API, on a
+// free loopback port and D/run/restd.sock) as detached daemons
 // whose pids it records in D/run/<name>.pid, and returns once the controller answers and every
 // node has registered. With `-- CMD...` it runs CMD against that cluster, stops the cluster and
 // exits with CMD's status. `stop` ends the daemons recorded in D/run and every job supervisor
@@ -333,7 +334,7 @@ std::string LastLines(const std::string& path, int count) {
   for (int i = 0; i < count && pos != std::string::npos && pos > 0; ++i) {
     pos = text.rfind('\n', pos - 1);
   }
-  return pos == std::string::npos ? text : text.substr(pos + 1);
+  return pos == std::string::npos || pos == 0 ? text : text.substr(pos + 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -923,6 +924,31 @@ int Start(int argc, char** argv) {
     std::this_thread::sleep_for(kPollInterval);
   }
 
+  // The REST API: TCP on a free loopback port and a unix socket in D/run. Optional: a build
+  // without shoalrestd still starts the cluster.
+  std::string restd_addresses;
+  const std::string restd_bin = sbin + "/shoalrestd";
+  if (::access(restd_bin.c_str(), X_OK) == 0) {
+    std::string addr_file = paths.run + "/shoalrestd.addr";
+    ::unlink(addr_file.c_str());
+    std::vector<std::string> args = {
+        restd_bin,        "-f",      paths.conf,   "-t", "4", "-L", paths.log + "/shoalrestd.log",
+        "--address-file", addr_file, "127.0.0.1:0"};
+    std::string sock = paths.run + "/restd.sock";
+    if (sock.size() < 100) args.push_back("unix:" + sock);
+    Status s = spawn("shoalrestd", args);
+    while (s.ok() && ::access(addr_file.c_str(), F_OK) != 0 && IsAlive(daemons.back().pid) &&
+           Clock::now() < deadline)
+      std::this_thread::sleep_for(kPollInterval);
+    std::ifstream in(addr_file);
+    for (std::string line; std::getline(in, line);)
+      restd_addresses += (restd_addresses.empty() ? "" : ", ") +
+                         (line.rfind("unix:", 0) == 0 ? line : "http://" + line);
+    if (restd_addresses.empty())
+      std::fprintf(stderr, "shoal: warning: shoalrestd did not start (see %s/shoalrestd.log)\n",
+                   paths.log.c_str());
+  }
+
   const std::string bin_dir = SelfBinDir();
   if (!opt.command.empty()) {
     int rc = RunCommand(opt.command, paths, bin_dir);
@@ -939,6 +965,7 @@ int Start(int argc, char** argv) {
       paths.dir.c_str(), conf->ControllerPort(), opt.nodes, opt.nodes == 1 ? "" : "s",
       CompressHostlist(names).c_str(), ShellQuote(paths.conf).c_str(), ShellQuote(bin_dir).c_str(),
       ShellQuote(paths.log).c_str(), ShellQuote(paths.dir).c_str());
+  if (!restd_addresses.empty()) std::printf("REST API (shoalrestd): %s\n", restd_addresses.c_str());
   return 0;
 }
 

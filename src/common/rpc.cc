@@ -311,8 +311,8 @@ namespace {
 template <typename Socket>
 class AsioConnection final : public RpcConnection {
  public:
-  AsioConnection(Socket socket, RequestHandler handler)
-      : socket_(std::move(socket)), handler_(std::move(handler)) {}
+  AsioConnection(Socket socket, RequestHandler handler, HttpHandler http = nullptr)
+      : socket_(std::move(socket)), handler_(std::move(handler)), http_(std::move(http)) {}
 
   void Start(int64_t peer_uid, int64_t peer_gid, std::string peer) {
     peer_uid_ = peer_uid;
@@ -350,6 +350,7 @@ class AsioConnection final : public RpcConnection {
     closed_ = true;
     asio::error_code ec;
     socket_.close(ec);
+    if (http_timer_) http_timer_->cancel();
     auto pending = std::move(pending_);
     pending_.clear();
     for (auto& [id, cb] : pending) cb(Error(ErrorCode::kUnavailable, "connection closed"));
@@ -376,7 +377,12 @@ class AsioConnection final : public RpcConnection {
     asio::async_read(socket_, asio::buffer(header_, 4), [self](const asio::error_code& ec, size_t) {
       if (ec) return self->Close();
       uint32_t n = GetLength(self->header_);
-      if (n > kMaxFrameBytes) return self->Close();
+      if (n > kMaxFrameBytes) {
+        // An HTTP request line read as a length is far over the cap: probes and scrapers.
+        if (self->http_ && !self->framed_ && LooksLikeHttp(self->header_)) return self->StartHttp();
+        return self->Close();
+      }
+      self->framed_ = true;
       self->body_.resize(n);
       self->ReadBody();
     });
@@ -390,6 +396,69 @@ class AsioConnection final : public RpcConnection {
                        self->Dispatch();
                        if (!self->closed_) self->ReadHeader();
                      });
+  }
+
+  // --- HTTP on the RPC port: one request, one answer, then close.
+  void StartHttp() {
+    http_in_.assign(reinterpret_cast<const char*>(header_), 4);
+    http_timer_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
+    http_timer_->expires_after(std::chrono::seconds(10));
+    std::weak_ptr<AsioConnection> weak =
+        std::static_pointer_cast<AsioConnection>(shared_from_this());
+    http_timer_->async_wait([weak](const asio::error_code& ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) self->Close();  // a slow or silent client
+    });
+    ReadHttpHead();
+  }
+
+  void ReadHttpHead() {
+    auto self = std::static_pointer_cast<AsioConnection>(shared_from_this());
+    http_chunk_.resize(1024);
+    socket_.async_read_some(asio::buffer(http_chunk_.data(), http_chunk_.size()),
+                            [self](const asio::error_code& ec, size_t n) {
+                              if (ec || self->closed_) return self->Close();
+                              self->http_in_.append(self->http_chunk_.data(), n);
+                              // The head ends at the first blank line (CRLF, or a bare LF as
+                              // lenient servers allow).
+                              size_t end = self->http_in_.find("\r\n\r\n");
+                              if (end != std::string::npos) {
+                                end += 4;
+                              } else if (end = self->http_in_.find("\n\n");
+                                         end != std::string::npos) {
+                                end += 2;
+                              }
+                              if (end != std::string::npos && end <= kMaxHttpHeadBytes) {
+                                self->http_in_.resize(end);
+                                return self->AnswerHttp();
+                              }
+                              if (self->http_in_.size() >= kMaxHttpHeadBytes)
+                                return self->WriteHttp(FormatHttpResponse(HttpError(431), false));
+                              self->ReadHttpHead();
+                            });
+  }
+
+  void AnswerHttp() {
+    auto req = ParseHttpHead(http_in_);
+    http_in_.clear();
+    if (!req) return WriteHttp(FormatHttpResponse(HttpError(400), false));
+    bool head = req->method == "HEAD";
+    if (req->method != "GET" && !head) {
+      HttpResponse r = HttpError(405);
+      r.headers.emplace_back("Allow", "GET, HEAD");
+      return WriteHttp(FormatHttpResponse(r, false));
+    }
+    WriteHttp(FormatHttpResponse(http_(*req), head));
+  }
+
+  void WriteHttp(std::string bytes) {
+    http_out_ = std::move(bytes);
+    auto self = std::static_pointer_cast<AsioConnection>(shared_from_this());
+    asio::async_write(socket_, asio::buffer(http_out_), [self](const asio::error_code&, size_t) {
+      asio::error_code ignored;
+      self->socket_.shutdown(asio::socket_base::shutdown_send, ignored);
+      self->Close();
+    });
   }
 
   void Dispatch() {
@@ -452,6 +521,11 @@ class AsioConnection final : public RpcConnection {
 
   Socket socket_;
   RequestHandler handler_;
+  HttpHandler http_;
+  bool framed_ = false;  // a frame was read: this is an RPC stream, never HTTP
+  std::string http_in_, http_out_;
+  std::string http_chunk_;
+  std::unique_ptr<asio::steady_timer> http_timer_;
   unsigned char header_[4] = {};
   std::string body_;
   std::deque<std::string> writes_;
@@ -478,8 +552,8 @@ std::pair<int64_t, int64_t> PeerIds(int fd) {
 
 class TcpServer final : public RpcServer {
  public:
-  TcpServer(asio::io_context& io, RequestHandler handler)
-      : acceptor_(io), handler_(std::move(handler)) {}
+  TcpServer(asio::io_context& io, RequestHandler handler, HttpHandler http)
+      : acceptor_(io), handler_(std::move(handler)), http_(std::move(http)) {}
 
   Status Listen(const Address& a) {
     asio::error_code ec;
@@ -518,7 +592,7 @@ class TcpServer final : public RpcServer {
         asio::error_code ignored;
         socket.set_option(asio::ip::tcp::no_delay(true), ignored);
         auto ep = socket.remote_endpoint(ignored);
-        auto conn = std::make_shared<TcpConnection>(std::move(socket), handler_);
+        auto conn = std::make_shared<TcpConnection>(std::move(socket), handler_, http_);
         conn->Start(-1, -1, ep.address().to_string() + ":" + std::to_string(ep.port()));
       }
       Accept();
@@ -527,12 +601,13 @@ class TcpServer final : public RpcServer {
 
   asio::ip::tcp::acceptor acceptor_;
   RequestHandler handler_;
+  HttpHandler http_;
 };
 
 class UnixServer final : public RpcServer {
  public:
-  UnixServer(asio::io_context& io, RequestHandler handler)
-      : acceptor_(io), handler_(std::move(handler)) {}
+  UnixServer(asio::io_context& io, RequestHandler handler, HttpHandler http)
+      : acceptor_(io), handler_(std::move(handler)), http_(std::move(http)) {}
 
   Status Listen(const Address& a, int mode) {
     ::unlink(a.path.c_str());
@@ -561,7 +636,7 @@ class UnixServer final : public RpcServer {
           if (ec == asio::error::operation_aborted) return;
           if (!ec) {
             auto [uid, gid] = PeerIds(socket.native_handle());
-            auto conn = std::make_shared<UnixConnection>(std::move(socket), handler_);
+            auto conn = std::make_shared<UnixConnection>(std::move(socket), handler_, http_);
             conn->Start(uid, gid, "unix:" + path_);
           }
           Accept();
@@ -570,6 +645,7 @@ class UnixServer final : public RpcServer {
 
   asio::local::stream_protocol::acceptor acceptor_;
   RequestHandler handler_;
+  HttpHandler http_;
   std::string path_;
 };
 
@@ -577,15 +653,16 @@ class UnixServer final : public RpcServer {
 
 Result<std::unique_ptr<RpcServer>> RpcServer::Listen(asio::io_context& io,
                                                      const std::string& address,
-                                                     RequestHandler handler, int unix_mode) {
+                                                     RequestHandler handler, int unix_mode,
+                                                     HttpHandler http) {
   auto a = ParseAddress(address);
   if (!a) return a.status();
   if (a->is_unix) {
-    auto server = std::make_unique<UnixServer>(io, std::move(handler));
+    auto server = std::make_unique<UnixServer>(io, std::move(handler), std::move(http));
     if (Status s = server->Listen(*a, unix_mode); !s.ok()) return s;
     return std::unique_ptr<RpcServer>(std::move(server));
   }
-  auto server = std::make_unique<TcpServer>(io, std::move(handler));
+  auto server = std::make_unique<TcpServer>(io, std::move(handler), std::move(http));
   if (Status s = server->Listen(*a); !s.ok()) return s;
   return std::unique_ptr<RpcServer>(std::move(server));
 }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/http_head.h"
 #include "common/result.h"
 #include "shoal.pb.h"
 
@@ -122,8 +123,12 @@ void RpcConnect(asio::io_context& io, const std::string& address, RequestHandler
 class RpcServer {
  public:
   // Listens on "host:port" or "unix:/path" (the socket file is replaced, mode `unix_mode`).
+  // With `http`, a connection that opens with an HTTP request line (its first four bytes read
+  // as a frame length are far over kMaxFrameBytes) gets one HTTP answer from `http` instead of
+  // being dropped: GET/HEAD only, a bounded head (kMaxHttpHeadBytes) read within 10 s.
   static Result<std::unique_ptr<RpcServer>> Listen(asio::io_context& io, const std::string& address,
-                                                   RequestHandler handler, int unix_mode = 0666);
+                                                   RequestHandler handler, int unix_mode = 0666,
+                                                   HttpHandler http = nullptr);
   virtual ~RpcServer() = default;
   virtual uint16_t port() const = 0;
   virtual void Stop() = 0;

@@ -230,6 +230,9 @@ constexpr std::string_view kGlobalKeys[] = {
     "MCSPlugin",
     "MemLimitEnforce",
     "MessageTimeout",
+    "MetricsAuthUsers",
+    "MetricsParameters",
+    "MetricsType",
     "MinJobAge",
     "MpiDefault",
     "MpiParams",
@@ -1139,7 +1142,11 @@ Result<SlurmConf> LoadSlurmConf(const std::string& path) {
 std::string DefaultSlurmConfPath() {
   const char* env = std::getenv("SLURM_CONF");
   if (env != nullptr && *env != '\0') return env;
-  return "/etc/slurm/slurm.conf";
+  const std::string etc = "/etc/slurm/slurm.conf";
+  if (::access(etc.c_str(), F_OK) == 0) return etc;
+  std::string cached = std::string(kConfiglessCacheDir) + "/slurm.conf";
+  if (::access(cached.c_str(), F_OK) == 0) return cached;
+  return etc;
 }
 
 Result<NodeConf> ParseNodeConf(std::string_view name, std::string_view keys) {

@@ -142,7 +142,13 @@ std::vector<std::string> GlobPaths(const std::string& pattern);
 // NodeName= line; errors name the problem without a path ("invalid CPUs value 'x'").
 Result<NodeConf> ParseNodeConf(std::string_view name, std::string_view keys);
 
-// The path commands and daemons use: $SLURM_CONF, else /etc/slurm/slurm.conf.
+// Where `shoald --conf-server` caches the configuration it fetched (configless; Slurm's is
+// /run/slurm/conf), unless told otherwise with --conf-cache.
+inline constexpr const char* kConfiglessCacheDir = "/run/shoal/conf";
+
+// The path commands and daemons use, in Slurm's order: $SLURM_CONF, else /etc/slurm/slurm.conf
+// when it exists, else the configless cache a local shoald wrote (kConfiglessCacheDir), else
+// /etc/slurm/slurm.conf (whose absence the caller reports).
 std::string DefaultSlurmConfPath();
 
 // Splits one logical line into Key=Value tokens honouring double quotes; exposed for tests.

@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/config_files.h"
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "common/units.h"
+#include "ctld/reconfigure_plan.h"
 
 namespace shoal::ctld {
 
@@ -34,73 +36,22 @@ Status Controller::Start() {
   max_job_count_ = conf_.MaxJobCount();
   next_job_id_ = std::max<uint32_t>(conf_.FirstJobId(), 1);
   if (passwd* pw = ::getpwnam(conf_.SlurmUser().c_str())) slurm_user_uid_ = pw->pw_uid;
+  if (Status s = LoadJwt(); !s.ok()) return s;
 
   // Nodes and partitions from slurm.conf.
   for (const NodeConf& nc : conf_.nodes) {
     Node n;
-    auto& r = n.rec;
-    r.set_name(nc.name);
-    r.set_addr(nc.addr.empty() ? nc.name : nc.addr);
-    r.set_hostname(nc.hostname.empty() ? nc.name : nc.hostname);
-    r.set_port(nc.port ? nc.port : conf_.SlurmdPort());
-    r.set_cpus(nc.cpus ? nc.cpus : 1);
-    r.set_boards(nc.boards);
-    r.set_sockets(nc.sockets ? nc.sockets : r.cpus());
-    r.set_cores_per_socket(nc.cores_per_socket ? nc.cores_per_socket : 1);
-    r.set_threads_per_core(nc.threads_per_core ? nc.threads_per_core : 1);
-    r.set_real_memory_mb(nc.real_memory_mb);
-    r.set_tmp_disk_mb(nc.tmp_disk_mb);
-    r.set_gres(nc.gres);
-    for (const auto& f : nc.features) r.add_features(f);
-    r.set_weight(nc.weight);
-    std::string st = nc.state;
-    r.set_base_state(pb::NODE_UNKNOWN);
-    if (st.rfind("DOWN", 0) == 0) {
-      r.set_base_state(pb::NODE_DOWN);
-      r.set_configured_down(true);
-      r.set_reason(nc.reason);
-    } else if (st.rfind("DRAIN", 0) == 0) {
-      r.set_drain(true);
-      r.set_reason(nc.reason);
-    } else if (st == "FUTURE") {
-      r.set_base_state(pb::NODE_FUTURE);
-    } else if (st == "CLOUD") {
-      r.set_cloud(true);  // powered down until needed (LoadPowerConfig)
-    }
-    r.set_responding(false);
+    n.rec = NodeRecordFromConf(nc, conf_);  // reconfigure_plan.cc, shared with reconfigure
     node_by_name_[nc.name] = static_cast<int>(nodes_.size());
     nodes_.push_back(std::move(n));
   }
   for (const PartitionConf& pc : conf_.partitions) {
     Partition p;
-    auto& r = p.rec;
-    r.set_name(pc.name);
-    r.set_nodes_expr(pc.nodes_expr);
+    p.rec = PartitionRecordFromConf(pc, conf_);
     for (const auto& n : pc.nodes) {
-      r.add_nodes(n);
       int idx = FindNode(n);
       if (idx >= 0) p.node_index.push_back(idx);
     }
-    r.set_is_default(pc.is_default);
-    r.set_max_time(pc.max_time);
-    r.set_default_time(pc.default_time);
-    r.set_state(pc.state);
-    r.set_min_nodes(pc.min_nodes);
-    r.set_max_nodes(pc.max_nodes);
-    r.set_priority_tier(pc.priority_tier);
-    r.set_priority_job_factor(pc.priority_job_factor);
-    r.set_allow_accounts(pc.allow_accounts);
-    r.set_allow_groups(pc.allow_groups);
-    r.set_allow_qos(pc.allow_qos);
-    r.set_deny_accounts(pc.deny_accounts);
-    r.set_over_subscribe(pc.over_subscribe);
-    r.set_hidden(pc.hidden);
-    r.set_root_only(pc.root_only);
-    r.set_def_mem_per_cpu_mb(pc.def_mem_per_cpu_mb);
-    r.set_max_mem_per_cpu_mb(pc.max_mem_per_cpu_mb);
-    r.set_exclusive_user(pc.exclusive_user);
-    r.set_grace_time_s(pc.grace_time_s);
-    r.set_preempt_mode(pc.preempt_mode.empty() ? conf_.Get("PreemptMode", "OFF") : pc.preempt_mode);
     partitions_.push_back(std::move(p));
   }
   // Resource views need the partitions (OverSubscribe) and must exist before jobs are replayed.
@@ -109,6 +60,12 @@ Status Controller::Start() {
   if (Status s = LoadTopology(); !s.ok()) return s;
   LoadPreemptConfig();
   LoadPowerConfig();
+  // Configless: the files served to node daemons, as loaded now (reconfigure.cc).
+  configless_ = HasCtldParameter(conf_, "enable_configless");
+  {
+    std::vector<std::string> included;
+    if (LoadSlurmConfRecording(options_.conf_path, &included)) LoadConfigFiles(included);
+  }
 
   std::string state_dir = conf_.StateSaveLocation();
   ::mkdir(state_dir.c_str(), 0700);
@@ -117,6 +74,8 @@ Status Controller::Start() {
     std::remove((state_dir + "/journal.log").c_str());
   }
   journal_ = std::make_unique<Journal>(io_, state_dir);
+  diag_.Reset(Now());
+  journal_->SetCommitObserver([this](uint64_t usec) { diag_.JournalCommit(usec); });
   journal_->SetErrorHandler([this](const std::string& msg) {
     // Nothing more can be acknowledged; stop rather than lie to clients.
     journal_failed_ = true;
@@ -131,7 +90,9 @@ Status Controller::Start() {
   auto handler = [this](const RpcConnectionPtr& c, const pb::Credential& cred,
                         const std::string& body,
                         Responder r) { HandleRequest(c, cred, body, std::move(r)); };
-  auto server = RpcServer::Listen(io_, addr, handler);
+  // HTTP on the same port: health probes and OpenMetrics (metrics_http.cc).
+  auto server = RpcServer::Listen(io_, addr, handler, 0666,
+                                  [this](const HttpRequest& r) { return HandleHttp(r); });
   if (!server) return server.status();
   tcp_server_ = std::move(*server);
 
@@ -145,12 +106,14 @@ Status Controller::Start() {
       0666);
   if (!agent) return agent.status();
   agent_server_ = std::move(*agent);
+  serving_ = true;
 
   LogInfo("shoalctld started: cluster %s, port %u, %zu nodes, %zu partitions, %zu jobs",
           conf_.ClusterName().c_str(), conf_.ControllerPort(), nodes_.size(), partitions_.size(),
           jobs_.size());
   ScheduleTick();
   ScheduleBackfill();
+  StartConfigWatch();
   ScheduleSoon();
   return Status::Ok();
 }
@@ -319,18 +282,26 @@ void Controller::HandleAgent(const RpcConnectionPtr& conn, const std::string& bo
   respond(resp);
 }
 
-void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credential& cred,
+void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credential& wire_cred,
                                const std::string& body, Responder respond) {
-  if (Status s = key_.Verify(cred, body, Now()); !s.ok()) {
+  const auto arrived = std::chrono::steady_clock::now();  // sdiag's RPC time starts here
+  // Past this point only `cred` exists: the verified identity (for a token, a fresh credential
+  // with the token user's uid/gid; a token credential's own uid fields are never read).
+  pb::Credential jwt_cred;
+  auto authed = AuthenticateCredential(key_, jwt_, wire_cred, body, Now(), &jwt_cred);
+  if (!authed) {
     respond(
-        ErrorResponse(ErrorCode::kAuthFailure, "Protocol authentication error: " + s.message()));
+        ErrorResponse(ErrorCode::kAuthFailure, "Protocol authentication error: " + authed.error()));
     return;
   }
+  const pb::Credential& cred = **authed;
+  const bool via_jwt = *authed == &jwt_cred;
   pb::Request req;
   if (!req.ParseFromString(body)) {
     respond(ErrorResponse(ErrorCode::kProtocol, "malformed request"));
     return;
   }
+  respond = TimedResponder(req, cred.uid(), arrived, std::move(respond));
   if (journal_failed_) {
     respond(ErrorResponse(ErrorCode::kUnavailable, "controller cannot save state"));
     return;
@@ -350,6 +321,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
         respond(r);
         return;
       }
+      diag_.JobsSubmitted(static_cast<uint32_t>(created.size()));
       std::vector<pb::JournalRecord> recs;
       recs.reserve(created.size());
       for (auto* job : created) {
@@ -458,6 +430,18 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       return;
     case pb::Request::kStepQuery:
       respond(QuerySteps(req.step_query()));
+      return;
+    case pb::Request::kDiag:
+      respond(Diag(cred, req.diag()));
+      return;
+    case pb::Request::kConfigFiles:
+      ConfigFilesRequest(cred, std::move(respond));
+      return;
+    case pb::Request::kReconfigure:
+      ReconfigureRequest(cred, std::move(respond));
+      return;
+    case pb::Request::kToken:
+      respond(CreateToken(cred, via_jwt, req.token()));
       return;
     default:
       respond(ErrorResponse(ErrorCode::kProtocol, "unsupported request"));

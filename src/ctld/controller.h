@@ -19,10 +19,13 @@
 
 #include "acct.pb.h"
 #include "common/auth.h"
+#include "common/jwt_auth.h"
+#include "common/openmetrics.h"
 #include "common/prolog_epilog.h"
 #include "common/rpc.h"
 #include "common/script_runner.h"
 #include "common/slurm_conf.h"
+#include "ctld/diag_stats.h"
 #include "ctld/job_payload.h"
 #include "ctld/journal.h"
 #include "sched/assoc_limits.h"
@@ -67,6 +70,9 @@ class Controller {
   // Loads state, opens the listeners. Errors name what failed.
   Status Start();
   void Shutdown();
+  // scontrol reconfigure, SIGHUP (reconfigure.cc): rereads slurm.conf and applies it live. A
+  // file that does not parse is refused with its "file:line: what" and changes nothing.
+  Status Reconfigure(const std::string& origin);
 
  private:
   struct Node {
@@ -376,6 +382,11 @@ class Controller {
   void LoadUsage();
   void SaveUsage(int64_t now);
   pb::Response QueryShares(const pb::Credential& cred, const pb::ShareQueryRequest& req);
+  // scontrol token (token.cc). via_jwt: the request itself came with a token.
+  pb::Response CreateToken(const pb::Credential& cred, bool via_jwt, const pb::TokenRequest& req);
+  Status LoadJwt();
+  // The user name of a uid (getpwuid_r, cached; the decimal uid when unknown). token.cc
+  const std::string& UserNameOf(uint32_t uid);
 
   std::shared_ptr<const sched::AssocTree> assoc_tree_;
   sched::EnforceFlags enforce_;
@@ -404,6 +415,47 @@ class Controller {
   std::unordered_map<uint32_t, std::string> group_names_;
   std::optional<pb::AssocSnapshot> assocs_;  // from shoaldbd or its on-disk cache
 
+  // --- configless and reconfigure (reconfigure.cc)
+  // Start and Reconfigure: the files served to `shoald --conf-server` (enable_configless).
+  void LoadConfigFiles(const std::vector<std::string>& included);
+  void ConfigFilesRequest(const pb::Credential& cred, Responder respond);
+  void ReconfigureRequest(const pb::Credential& cred, Responder respond);
+  void PushNodeReconfigure();
+  // New inventory for a node whose configuration changed, same bookings (allocations, GRES).
+  void RebuildNodeView(int idx);
+  void StartConfigWatch();  // SlurmctldParameters=shoal_watch_config (a Shoal extension)
+
+  bool configless_ = false;  // enable_configless, read at start (Slurm: restart to change)
+  pb::ConfigFilesResponse config_files_;
+  std::unique_ptr<asio::steady_timer> watch_timer_;
+  std::vector<std::string> watch_paths_;  // slurm.conf, its includes, the files served
+  std::string watch_stamp_;               // their sizes and mtimes when last loaded
+
+  // --- statistics, sdiag, metrics and health probes (diag.cc, metrics_http.cc)
+  pb::Response Diag(const pb::Credential& cred, const pb::DiagRequest& req);
+  // Wraps `respond` so the time from `start` to the answer is counted for the request's type
+  // and the caller's uid (answers after a journal commit count until the commit).
+  Responder TimedResponder(const pb::Request& req, uint32_t uid,
+                           std::chrono::steady_clock::time_point start, Responder respond);
+  // HTTP on the controller port: /livez, /readyz, /healthz, /metrics[/...].
+  HttpResponse HandleHttp(const HttpRequest& req);
+  std::string MetricsText(const std::string& path);
+  void WriteJobMetrics(OpenMetricsWriter& w);
+  void WriteNodeMetrics(OpenMetricsWriter& w);
+  void WritePartitionMetrics(OpenMetricsWriter& w);
+  void WriteSchedulerMetrics(OpenMetricsWriter& w);
+  void WriteUserAccountMetrics(OpenMetricsWriter& w);
+  void WriteShoalMetrics(OpenMetricsWriter& w);
+  void TimedSchedule(bool backfill);
+
+  DiagStats diag_;
+  bool serving_ = false;  // state loaded and listeners open (/readyz)
+  struct MetricsCache {
+    int64_t at_ms = 0;
+    std::string body;
+  };
+  std::unordered_map<std::string, MetricsCache> metrics_cache_;  // path -> last text (~1 s)
+
   pb::JobRecord* FindJob(uint32_t id);
   int FindNode(const std::string& name) const;
   const Partition* FindPartition(const std::string& name) const;
@@ -416,6 +468,9 @@ class Controller {
   ControllerOptions options_;
   SlurmConf conf_;
   ClusterKey key_;
+  JwtSettings jwt_settings_;  // AuthAltTypes/AuthAltParameters (token.cc)
+  JwtVerifier jwt_;           // key empty: auth/jwt off
+  std::unordered_map<uint32_t, std::string> user_names_;  // UserNameOf's cache
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<RpcServer> tcp_server_;
   std::unique_ptr<RpcServer> agent_server_;

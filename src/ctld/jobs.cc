@@ -62,8 +62,10 @@ void PropagateFailure(const google::protobuf::RepeatedPtrField<pb::JobResult>& r
 pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest& req,
                                 std::vector<pb::JobRecord*>* created) {
   pb::JobSpec& spec = *req.mutable_spec();
-  // Identity comes from the credential, never from the request.
+  // Identity comes from the credential, never from the request: the name too, which
+  // associations and accounting key on.
   spec.set_uid(cred.uid());
+  spec.set_user_name(UserNameOf(cred.uid()));
   if (!IsAdmin(cred.uid()) || spec.gid() == 0) spec.set_gid(cred.gid());
 
   if (spec.interactive()) {
@@ -761,6 +763,7 @@ void Controller::TerminateRunning(pb::JobRecord& job, pb::JobState end_state,
 }
 
 void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) {
+  diag_.JobEnded(state);  // sdiag's completed/canceled/failed
   job.set_state(state);
   job.set_completing(false);
   if (job.end_time() == 0 || job.end_time() < job.start_time()) job.set_end_time(now);

@@ -7,6 +7,7 @@
 #include <array>
 #include <asio.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace shoal::ctld {
@@ -240,13 +241,19 @@ void Journal::WriterLoop() {
     }
     std::string buf;
     std::vector<std::function<void()>> done;
+    std::vector<uint64_t> commit_usec;
     Status status;
     auto flush = [&]() {
       if (buf.empty()) return;
+      auto t0 = std::chrono::steady_clock::now();
       if (status.ok()) status = WriteAllFd(fd_, buf);
       if (status.ok() && ::fdatasync(fd_) != 0)
         status = Error(ErrorCode::kIoError, std::string("fdatasync: ") + std::strerror(errno));
       buf.clear();
+      commit_usec.push_back(
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - t0)
+                                    .count()));
     };
     for (auto& batch : work) {
       if (!batch.snapshot.empty()) {
@@ -266,8 +273,11 @@ void Journal::WriterLoop() {
       });
       continue;  // never acknowledge what was not stored
     }
-    if (!done.empty()) {
-      asio::post(io_, [done = std::move(done)] {
+    if (!done.empty() || !commit_usec.empty()) {
+      asio::post(io_, [on_commit = on_commit_, done = std::move(done),
+                       commit_usec = std::move(commit_usec)] {
+        if (on_commit)
+          for (uint64_t usec : commit_usec) on_commit(usec);
         for (const auto& fn : done) fn();
       });
     }

@@ -49,6 +49,9 @@ class Journal {
   void Compact(std::string snapshot_bytes);
 
   void SetErrorHandler(std::function<void(const std::string&)> fn) { on_error_ = std::move(fn); }
+  // Called on the io_context with the duration (µs) of each group commit (write + fdatasync),
+  // handed over with the completions: the writer thread shares nothing else. Set before Open.
+  void SetCommitObserver(std::function<void(uint64_t usec)> fn) { on_commit_ = std::move(fn); }
   uint64_t journal_bytes() const { return journal_bytes_; }
   void Stop();
 
@@ -70,6 +73,7 @@ class Journal {
   int fd_ = -1;
   uint64_t journal_bytes_ = 0;  // approximate, read on the loop thread
   std::function<void(const std::string&)> on_error_;
+  std::function<void(uint64_t)> on_commit_;
 
   std::mutex mu_;  // guards queue_ and stop_ only; never held across I/O
   std::condition_variable cv_;

@@ -7,6 +7,7 @@
 #include <asio.hpp>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "common/auth.h"
@@ -97,6 +98,16 @@ int main(int argc, char** argv) {
     LogInfo("terminating on signal %d", sig);
     controller.Shutdown();
   });
+  // SIGHUP rereads slurm.conf, as `scontrol reconfigure` does; the handler re-arms itself.
+  asio::signal_set hup(io, SIGHUP);
+  std::function<void()> arm_hup = [&] {
+    hup.async_wait([&](const asio::error_code& ec, int) {
+      if (ec) return;
+      (void)controller.Reconfigure("SIGHUP");
+      arm_hup();
+    });
+  };
+  arm_hup();
   io.run();
   return 0;
 }

@@ -97,8 +97,8 @@ void Controller::ScheduleSoon() {
   });
 }
 
-void Controller::Schedule() { RunPlanner(false); }
-void Controller::Backfill() { RunPlanner(true); }
+void Controller::Schedule() { TimedSchedule(false); }
+void Controller::Backfill() { TimedSchedule(true); }
 
 void Controller::RunPlanner(bool with_backfill) {
   int64_t now = Now();
@@ -288,6 +288,7 @@ void Controller::RunPlanner(bool with_backfill) {
   in.previous = backfill_promises_;
   sched::CyclePlan plan;
   if (!in.pending.empty()) plan = sched::PlanCycle(in);
+  diag_.NotePlan(static_cast<uint32_t>(in.pending.size()), plan);  // sdiag depth, jobs started
   if (in.params.enabled) backfill_promises_ = plan.pending;
 
   std::vector<pb::JobRecord*> started;

@@ -81,6 +81,10 @@ Result<DbdConf> ParseDbdConf(const std::string& text, const std::string& path) {
         conf.dbd_port = *p;
       } else if (IEq(key, "AuthInfo")) {
         conf.auth_info = value;
+      } else if (IEq(key, "AuthAltTypes")) {
+        conf.auth_alt_types = value;
+      } else if (IEq(key, "AuthAltParameters")) {
+        conf.auth_alt_params = value;
       } else if (IEq(key, "SlurmUser")) {
         conf.slurm_user = value;
       } else if (IEq(key, "LogFile")) {

@@ -17,6 +17,8 @@ struct DbdConf {
   std::string dbd_addr;                // "" = listen on every address
   uint32_t dbd_port = 6819;            // DbdPort
   std::string auth_info;               // AuthInfo: key= and socket= as in slurm.conf
+  std::string auth_alt_types;          // AuthAltTypes (auth/jwt)
+  std::string auth_alt_params;         // AuthAltParameters (jwt_key=, required for auth/jwt)
   std::string slurm_user = "root";     // SlurmUser: may send records, is a superuser
   std::string log_file;                // LogFile
   std::string pid_file;                // PidFile

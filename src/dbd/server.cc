@@ -45,6 +45,11 @@ Status DbdServer::Start() {
   auto uid = UidOf(conf_.slurm_user);
   if (!uid) return uid.status();
   slurm_user_uid_ = *uid;
+  // slurmdbd has no StateSaveLocation: auth/jwt needs jwt_key= in slurmdbd.conf.
+  auto jwt = LoadJwtVerifier(ParseJwtSettings(conf_.auth_alt_types, conf_.auth_alt_params, ""),
+                             slurm_user_uid_);
+  if (!jwt) return jwt.status();
+  jwt_ = std::move(*jwt);
   std::string address = (conf_.dbd_addr.empty() ? std::string("0.0.0.0") : conf_.dbd_addr) + ":" +
                         std::to_string(conf_.dbd_port);
   auto server = RpcServer::Listen(
@@ -77,12 +82,17 @@ void DbdServer::Shutdown() {
 
 uint16_t DbdServer::port() const { return server_ ? server_->port() : 0; }
 
-void DbdServer::HandleRequest(const RpcConnectionPtr&, const pb::Credential& cred,
+void DbdServer::HandleRequest(const RpcConnectionPtr&, const pb::Credential& wire_cred,
                               const std::string& body, Responder respond) {
-  if (Status st = key_.Verify(cred, body, WallNow()); !st.ok()) {
-    respond(StatusResponse(st));
+  // HMAC, or a token (shoalrestd's /slurmdb requests) acting as its user.
+  pb::Credential jwt_cred;
+  auto authed = AuthenticateCredential(key_, jwt_, wire_cred, body, WallNow(), &jwt_cred);
+  if (!authed) {
+    respond(
+        ErrorResponse(ErrorCode::kAuthFailure, "Protocol authentication error: " + authed.error()));
     return;
   }
+  const pb::Credential& cred = **authed;
   pb::Request req;
   pb::DbdRequest dbd;
   if (!req.ParseFromString(body) || req.body_case() != pb::Request::kDbd ||

@@ -12,6 +12,7 @@
 
 #include "acct.pb.h"
 #include "common/auth.h"
+#include "common/jwt_auth.h"
 #include "common/rpc.h"
 #include "dbd/assoc_state.h"
 #include "dbd/dbd_conf.h"
@@ -53,6 +54,7 @@ class DbdServer {
   asio::io_context& io_;
   DbdConf conf_;
   ClusterKey key_;
+  JwtVerifier jwt_;  // key empty: auth/jwt off
   uint32_t slurm_user_uid_ = 0;
   std::unique_ptr<RpcServer> server_;
   asio::io_context storage_io_;

@@ -24,12 +24,15 @@
 extern char** environ;
 
 #include "common/auth.h"
+#include "common/config_files.h"
 #include "common/hostlist.h"
 #include "common/rpc.h"
 #include "common/slurm_conf.h"
 #include "noded/cgroup/job_cgroup.h"
+#include "noded/configless.h"
 #include "noded/gpu_job_map.h"
 #include "noded/gres_detect.h"
+#include "noded/node_http.h"
 #include "noded/node_resources.h"
 #include "noded/node_scripts.h"
 #include "noded/util.h"
@@ -99,15 +102,29 @@ struct NodeSetup {
   std::string controller;  // "addr:port"
   std::string stepd_path;
   std::string log_file;
-  pb::NodeRegisterRequest registration;  // without running_job_ids
-  std::shared_ptr<NodeCgroups> cgroups;  // null: cgroups not used
-  std::vector<GresDevice> gres_devices;  // gres.conf / AutoDetect (saved in the spool)
-  std::string gpu_job_map_dir;           // DCGM exporter's job mapping directory
+  pb::NodeRegisterRequest registration;       // without running_job_ids
+  std::shared_ptr<NodeCgroups> cgroups;       // null: cgroups not used
+  std::vector<GresDevice> gres_devices;       // gres.conf / AutoDetect (saved in the spool)
+  std::string gpu_job_map_dir;                // DCGM exporter's job mapping directory
+  std::optional<ConfiglessSetup> configless;  // --conf-server: where the cache lives
 };
 
 Result<NodeSetup> Prepare(ShoaldOptions opts) {
   NodeSetup s;
   s.conf_path = opts.conf_path.empty() ? DefaultSlurmConfPath() : opts.conf_path;
+  std::optional<ClusterKey> configless_key;
+  if (!opts.conf_server.empty()) {
+    // Configless: the files come from the controller, the key from --key (never fetched).
+    auto setup = MakeConfiglessSetup(opts.conf_server, opts.conf_cache, opts.key_file);
+    if (!setup) return setup.status();
+    auto key = ClusterKey::Load(setup->key_path);
+    if (!key) return key.status();
+    auto path = FetchOrUseCache(*setup, *key);
+    if (!path) return path.status();
+    s.conf_path = *path;
+    s.configless = std::move(*setup);
+    configless_key = std::move(*key);
+  }
   auto conf = LoadSlurmConf(s.conf_path);
   if (!conf) return conf.status();
   s.conf = std::move(*conf);
@@ -116,10 +133,15 @@ Result<NodeSetup> Prepare(ShoaldOptions opts) {
   std::string host = ShortHostname();
   std::string name = opts.node_name.empty() ? host : opts.node_name;
 
-  s.key_file = AuthPathsFor(s.conf_path, s.conf.Get("AuthInfo")).key_file;
-  auto key = ClusterKey::Load(s.key_file);
-  if (!key) return key.status();
-  s.key = std::move(*key);
+  if (s.configless) {
+    s.key_file = s.configless->key_path;
+    s.key = std::move(configless_key);
+  } else {
+    s.key_file = AuthPathsFor(s.conf_path, s.conf.Get("AuthInfo")).key_file;
+    auto key = ClusterKey::Load(s.key_file);
+    if (!key) return key.status();
+    s.key = std::move(*key);
+  }
   s.slurm_user_uid = LookupUserUid(s.conf.SlurmUser());
 
   if (s.conf.ControllerAddr().empty())
@@ -249,10 +271,12 @@ class NodeDaemon {
     notify_server_ = std::move(*server);
     // srun reaches the node here to launch the tasks of a step (LaunchTasks).
     if (s_.registration.port() != 0) {
+      // HTTP on the same port: /livez, /readyz, /healthz, /metrics (node_http.h).
       auto tcp = RpcServer::Listen(
           io_, "0.0.0.0:" + std::to_string(s_.registration.port()),
           [this](const RpcConnectionPtr& conn, const pb::Credential& cred, const std::string& body,
-                 Responder respond) { HandleUserRequest(conn, cred, body, std::move(respond)); });
+                 Responder respond) { HandleUserRequest(conn, cred, body, std::move(respond)); },
+          0666, [this](const HttpRequest& req) { return NodeHttpAnswer(req, HttpState()); });
       // Batch jobs do not need it: a node whose port is taken still runs them, and says why
       // srun cannot reach it.
       if (tcp)
@@ -489,10 +513,60 @@ class NodeDaemon {
       case pb::Request::kRebootNode:
         respond(RunRebootProgram(req.reboot_node()));
         return;
+      case pb::Request::kReconfigureNode:
+        respond(Reconfigure(req.reconfigure_node()));
+        return;
       default:
         respond(ErrorResponse(ErrorCode::kNotSupported, "request not supported by shoald"));
         return;
     }
+  }
+
+  // scontrol reconfigure, pushed by the controller: configless nodes cache the new files
+  // first; then slurm.conf is reread. Settings read per use (KillWait, RebootProgram, ...) take
+  // effect now; Prolog/Epilog, cgroup and GRES set-up keep what the daemon started with (as
+  // slurmd, which needs a restart for those). A changed definition of this node re-registers.
+  pb::Response Reconfigure(const pb::ReconfigureNodeRequest& req) {
+    if (s_.configless && req.has_files() && req.files().files_size() > 0) {
+      Status st = WriteConfigCache(s_.configless->cache_dir, req.files(), s_.configless->key_path);
+      if (!st.ok()) {
+        Log("reconfigure: cannot cache the configuration: %s", st.message().c_str());
+        return ErrorResponse(st.code(), st.message());
+      }
+    }
+    auto conf = LoadSlurmConf(s_.conf_path);
+    if (!conf) {
+      Log("reconfigure: %s; keeping the configuration in force", conf.error().c_str());
+      return ErrorResponse(conf.status().code(), conf.error());
+    }
+    const NodeConf* before = s_.conf.FindNode(name_);
+    const NodeConf* after = conf->FindNode(name_);
+    bool reregister = false;
+    pb::NodeRegisterRequest& r = s_.registration;
+    if (!r.dynamic() && after != nullptr) {
+      std::vector<std::string> features(after->features.begin(), after->features.end());
+      if (!std::equal(features.begin(), features.end(), r.features().begin(), r.features().end())) {
+        r.clear_features();
+        for (const auto& f : features) r.add_features(f);
+        reregister = true;
+      }
+      // A daemon that reports its configuration (not its hardware) reports the new one.
+      if (before != nullptr && r.cpus() == before->cpus &&
+          r.real_memory_mb() == before->real_memory_mb &&
+          (r.cpus() != after->cpus || r.real_memory_mb() != after->real_memory_mb)) {
+        r.set_cpus(after->cpus);
+        r.set_real_memory_mb(after->real_memory_mb);
+        r.set_sockets(after->sockets * std::max<uint32_t>(after->boards, 1));
+        r.set_cores_per_socket(after->cores_per_socket);
+        r.set_threads_per_core(after->threads_per_core);
+        reregister = true;
+      }
+    }
+    s_.conf = std::move(*conf);
+    Log("reconfigured from %s%s", s_.conf_path.c_str(),
+        reregister ? "; registering the new node definition" : "");
+    if (reregister) asio::post(io_, [this] { Register(); });
+    return Ok();
   }
 
   // scontrol reboot: RebootProgram runs as root, detached (setsid, double fork) so that it may
@@ -1077,6 +1151,37 @@ class NodeDaemon {
   }
 
   // "The node knows this job": live supervisor, unacknowledged result, or just launched.
+  // What the HTTP probes and /metrics report: registration, jobs and steps here, and each
+  // job's cgroup CPU time and peak memory when cgroups are in use.
+  NodeHttpState HttpState() {
+    NodeHttpState st;
+    st.node = name_;
+    st.registered = registered_ && conn_ && !conn_->closed();
+    st.start_time = s_.registration.start_time();
+    std::vector<StepDirId> steps = ListStepDirs(s_.spool);
+    st.steps = static_cast<uint32_t>(steps.size());
+    for (uint32_t id : RunningJobIds()) {
+      NodeJobUsage u;
+      u.job_id = id;
+      std::vector<uint32_t> step_ids = {kCgBatchStep};
+      for (const StepDirId& sd : steps)
+        if (sd.job_id == id) {
+          ++u.steps;
+          step_ids.push_back(sd.step_id);
+        }
+      if (s_.cgroups) {
+        for (uint32_t step : step_ids) {
+          CgroupStats cs = s_.cgroups->Stats(id, step);
+          u.has_cpu = u.has_cpu || cs.has_cpu;
+          u.cpu_usec += cs.user_usec + cs.sys_usec;
+          u.max_rss_bytes = std::max(u.max_rss_bytes, cs.max_rss_bytes);
+        }
+      }
+      st.jobs.push_back(u);
+    }
+    return st;
+  }
+
   std::vector<uint32_t> RunningJobIds() const {
     std::vector<uint32_t> ids;
     for (uint32_t id : ListJobDirs(s_.spool)) {
@@ -1210,6 +1315,10 @@ const char kUsage[] =
     "  -N NODENAME     run as the node NODENAME\n"
     "  -Z              register as a dynamic node\n"
     "  --conf 'PARAMS' node parameters for -Z (\"CPUs=4 RealMemory=2000 Features=a,b\")\n"
+    "  --conf-server HOST[:PORT][,HOST2[:PORT]]  fetch the configuration from the controller\n"
+    "                  (configless; SlurmctldParameters=enable_configless)\n"
+    "  --conf-cache DIR  where the fetched configuration is cached (default /run/shoal/conf)\n"
+    "  --key FILE      cluster key when configless (default /etc/slurm/slurm.key)\n"
     "  -L FILE         log to FILE\n"
     "  -v              more verbose logging (repeatable)\n"
     "  -V              print the version and exit\n"
@@ -1229,6 +1338,23 @@ Result<ShoaldOptions> ParseShoaldArgs(const std::vector<std::string>& args) {
       o.version = true;
       continue;
     }
+    // Long options with a value: "--opt X" or "--opt=X".
+    bool long_value = false;
+    for (auto [flag, field] :
+         {std::pair<const char*, std::string*>{"--conf-server", &o.conf_server},
+          {"--conf-cache", &o.conf_cache},
+          {"--key", &o.key_file}}) {
+      std::string f = flag;
+      if (a != f && a.rfind(f + "=", 0) != 0) continue;
+      if (a.size() > f.size()) {
+        *field = a.substr(f.size() + 1);
+      } else {
+        if (i + 1 >= args.size()) return InvalidArgument("option " + f + " needs a value");
+        *field = args[++i];
+      }
+      long_value = true;
+    }
+    if (long_value) continue;
     if (a == "--conf" || a.rfind("--conf=", 0) == 0) {
       if (a.size() > 6) {
         o.dyn_conf = a.substr(7);

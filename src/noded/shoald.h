@@ -27,6 +27,9 @@ struct ShoaldOptions {
   std::string node_name;    // -N (default short hostname)
   bool dynamic = false;     // -Z
   std::string dyn_conf;     // --conf "CPUs=4 RealMemory=2000 ..."
+  std::string conf_server;  // --conf-server host[:port][,host2[:port]] (configless)
+  std::string conf_cache;   // --conf-cache DIR (Shoal): configless cache, default /run/shoal/conf
+  std::string key_file;     // --key PATH (Shoal): cluster key when configless
   std::string log_file;     // -L (default SlurmdLogFile, else stderr / nothing)
   int verbose = 0;          // -v, repeatable
   bool version = false;     // -V
