@@ -587,7 +587,26 @@ int UpdateReservation(Session& s, const std::vector<std::string>& args) {
   return 0;
 }
 
-// scontrol create <ENTITY> <SPECIFICATIONS>: only reservations can be created.
+// scontrol create NodeName=... (a dynamic node; the controller parses the line as slurm.conf).
+int CreateNode(Session& s, const std::vector<std::string>& args) {
+  std::string spec;
+  for (const auto& a : args) {
+    if (a.find('=') == std::string::npos) continue;  // "create node NodeName=x": the entity word
+    if (!spec.empty()) spec += ' ';
+    // Values with blanks were one shell word: quote them again for the conf line parser.
+    KeyValue kv = SplitKeyValue(a);
+    if (kv.value.find(' ') != std::string::npos && kv.value.front() != '"')
+      spec += kv.key + "=\"" + kv.value + "\"";
+    else
+      spec += a;
+  }
+  pb::Request req;
+  req.mutable_create_node()->set_spec(spec);
+  auto resp = Call(s, req, "Error creating node(s)");
+  return resp ? 0 : 1;
+}
+
+// scontrol create <ENTITY> <SPECIFICATIONS>: reservations and dynamic nodes.
 int Create(Session& s, const std::vector<std::string>& args) {
   if (args.empty()) {
     Err("too few arguments for keyword:create");
@@ -596,7 +615,8 @@ int Create(Session& s, const std::vector<std::string>& args) {
   // As scontrol does: the first word naming an entity (with or without "=value") decides.
   for (const auto& a : args) {
     std::string key = Lower(SplitKeyValue(a).key);
-    if (Abbrev(key, "nodename", 3) || Abbrev(key, "partitionname", 3)) {
+    if (Abbrev(key, "nodename", 3)) return CreateNode(s, args);
+    if (Abbrev(key, "partitionname", 3)) {
       ErrPrefixed("Create of " + SplitKeyValue(a).key + " is not supported");
       return 1;
     }
@@ -612,7 +632,7 @@ int Create(Session& s, const std::vector<std::string>& args) {
   return 1;
 }
 
-// scontrol delete ReservationName=<name> | delete reservation <name>
+// scontrol delete ReservationName=<name> | delete reservation <name> | delete NodeName=<hostlist>
 int Delete(Session& s, const std::vector<std::string>& args) {
   if (args.empty()) {
     Err("too few arguments for keyword:delete");
@@ -630,8 +650,14 @@ int Delete(Session& s, const std::vector<std::string>& args) {
     ErrPrefixed("Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'");
     return 1;
   }
+  if (Abbrev(tag, "nodename", 3)) {
+    pb::Request req;
+    req.mutable_delete_node()->set_node_names(value);
+    auto resp = Call(s, req, "Error deleting node(s)");
+    return resp ? 0 : 1;
+  }
   if (!Abbrev(tag, "reservationname", 3)) {
-    if (Abbrev(tag, "partitionname", 3) || Abbrev(tag, "nodename", 3)) {
+    if (Abbrev(tag, "partitionname", 3)) {
       ErrPrefixed("Delete of " + tag + " is not supported");
     } else {
       Err("Invalid deletion entity: " + args[0]);

@@ -734,6 +734,9 @@ std::string FormatNode(const pb::NodeRecord& n, int64_t now, const ShowOptions& 
     }
     l.Add(r);
   }
+  // Slurm 22.05 prints these only when set, after the Reason line.
+  if (!n.comment().empty()) l.Add("Comment=" + n.comment());
+  if (!n.extra().empty()) l.Add("Extra=" + n.extra());
   (void)now;
   std::string out = Join(l.lines, Sep(opts));
   out += opts.one_liner ? "\n" : "\n\n";

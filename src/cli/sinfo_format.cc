@@ -480,8 +480,9 @@ std::string NodeValue(const pb::PartitionRecord* p, const pb::NodeRecord* n, int
     case kPort:
       return std::to_string(n->port());
     case kComment:
+      return n->comment().empty() ? std::string("(null)") : n->comment();
     case kExtra:
-      return "(null)";
+      return n->extra().empty() ? std::string("(null)") : n->extra();
     case kGresUsed:
       return n->gres().empty() ? std::string("(null)") : "gres:(null)";
     case 'D':

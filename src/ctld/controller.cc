@@ -173,6 +173,8 @@ void Controller::LoadState() {
         r.set_reason(saved.reason());
         r.set_reason_uid(saved.reason_uid());
         r.set_reason_time(saved.reason_time());
+        r.set_comment(saved.comment());
+        r.set_extra(saved.extra());
         // scontrol reboot and power saving state survive a restart.
         r.set_reboot_requested(saved.reboot_requested());
         r.set_reboot_issued(saved.reboot_issued());
@@ -229,7 +231,9 @@ void Controller::MaybeCompact() {
   AppendVarintField(bytes, 1, next_job_id_);
   for (const auto& [id, job] : jobs_) AppendJobField(bytes, 2, job, payloads_.Bytes(id));
   for (const auto& n : nodes_) {
-    if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty())
+    if (n.deleted) continue;
+    if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty() ||
+        !n.rec.comment().empty() || !n.rec.extra().empty())
       AppendMessageField(bytes, 3, n.rec);
   }
   // 4 reservations, 5 next_resv_id.
@@ -389,6 +393,16 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
     case pb::Request::kUpdateNode: {
       // Node records were queued by UpdateNode; answer once they are on disk.
       pb::Response r = UpdateNode(cred, req.update_node());
+      Persist({}, [respond, r] { respond(r); });
+      return;
+    }
+    case pb::Request::kCreateNode: {
+      pb::Response r = CreateNode(cred, req.create_node());
+      Persist({}, [respond, r] { respond(r); });
+      return;
+    }
+    case pb::Request::kDeleteNode: {
+      pb::Response r = DeleteNode(cred, req.delete_node());
       Persist({}, [respond, r] { respond(r); });
       return;
     }

@@ -81,6 +81,7 @@ class Controller {
     int64_t last_seen = 0;    // steady seconds of the last message
     bool registered = false;  // since this controller started
     bool down_not_responding = false;
+    bool deleted = false;  // scontrol delete: a tombstone slot, never listed (node_create.cc)
   };
   struct Partition {
     pb::PartitionRecord rec;
@@ -155,6 +156,9 @@ class Controller {
   void Heartbeat(const pb::HeartbeatRequest& req);
   // Adds a node that registered itself (-Z); returns its index.
   int AddDynamicNode(pb::NodeRecord rec);
+  // scontrol create/delete NodeName= (node_create.cc).
+  pb::Response CreateNode(const pb::Credential& cred, const pb::CreateNodeRequest& req);
+  pb::Response DeleteNode(const pb::Credential& cred, const pb::DeleteNodeRequest& req);
   pb::Response UpdateNode(const pb::Credential& cred, const pb::UpdateNodeRequest& req);
   void CheckNodeSilence(int64_t now);
   void NodeFailed(int node_index, const std::string& reason);

@@ -265,6 +265,7 @@ void Controller::WriteNodeMetrics(OpenMetricsWriter& w) {
   views.reserve(nodes_.size());
   NodeCounts c;
   for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].deleted) continue;  // scontrol delete's tombstone
     views.push_back(NodeView(nodes_[i]));
     views.back().set_maint(NodeInMaint(static_cast<int>(i)));
     views.back().set_reserved(NodeReserved(static_cast<int>(i)));

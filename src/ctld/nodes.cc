@@ -142,6 +142,8 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
     node.down_not_responding = false;
     PersistNode(node);
   }
+  // A dynamic node created FUTURE (scontrol create) comes into service when its daemon registers.
+  if (r.dynamic() && r.base_state() == pb::NODE_FUTURE) r.set_base_state(pb::NODE_UNKNOWN);
   if (r.base_state() == pb::NODE_UNKNOWN) r.set_base_state(pb::NODE_IDLE);
 
   // Reconcile jobs: the node's word against ours.
@@ -337,6 +339,10 @@ pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::Update
           if (comma == std::string::npos) break;
           pos = comma + 1;
         }
+      } else if (key == "COMMENT") {
+        r.set_comment(v);
+      } else if (key == "EXTRA") {
+        r.set_extra(v);
       } else if (key == "WEIGHT") {
         r.set_weight(static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10)));
       } else if (key != "REASON" && key != "STATE" && key != "NODENAME") {

@@ -92,6 +92,7 @@ pb::Response Controller::QueryNodes(const pb::NodeQueryRequest& req) const {
   out->set_server_time(Now());
   std::set<std::string> names(req.names().begin(), req.names().end());
   for (const auto& n : nodes_) {
+    if (n.deleted) continue;
     if (!names.empty() && !names.count(n.rec.name())) continue;
     pb::NodeRecord* r = out->add_nodes();
     *r = NodeView(n);

@@ -90,7 +90,7 @@ json NodeToJson(const pb::NodeRecord& n, const std::string& cluster) {
         {"previous_consumed_energy", 0},
         {"last_collected", 0}}},
       {"external_sensors", json::object()},
-      {"extra", ""},
+      {"extra", n.extra()},
       {"power", json::object()},
       {"features", features},
       {"active_features", features},
@@ -114,7 +114,7 @@ json NodeToJson(const pb::NodeRecord& n, const std::string& cluster) {
       {"port", n.port()},
       {"real_memory", n.real_memory_mb()},
       {"res_cores_per_gpu", 0},
-      {"comment", ""},
+      {"comment", n.comment()},
       {"reason", n.reason()},
       {"reason_changed_at", NoValTime(n.reason_time())},
       {"reason_set_by_user", n.reason().empty() ? "" : std::to_string(n.reason_uid())},
@@ -192,8 +192,12 @@ Result<pb::UpdateNodeRequest> NodeUpdateToRequest(const json& body, const std::s
   if (auto v = ReadInt(body, "weight", &bad))
     (*req.mutable_fields())["Weight"] = std::to_string(*v);
   if (bad) return InvalidArgument("Invalid value for field \"weight\"");
-  for (const char* unsupported : {"comment", "extra", "gres", "address", "hostname", "resume_after",
-                                  "topology_str", "cpu_bind"}) {
+  if (auto v = ReadString(body, "comment", &bad)) (*req.mutable_fields())["Comment"] = *v;
+  if (bad) return InvalidArgument("Invalid value for field \"comment\"");
+  if (auto v = ReadString(body, "extra", &bad)) (*req.mutable_fields())["Extra"] = *v;
+  if (bad) return InvalidArgument("Invalid value for field \"extra\"");
+  for (const char* unsupported :
+       {"gres", "address", "hostname", "resume_after", "topology_str", "cpu_bind"}) {
     if (body.contains(unsupported) && !body[unsupported].is_null())
       warnings->push_back(std::string("field \"") + unsupported +
                           "\" cannot be updated and was ignored");

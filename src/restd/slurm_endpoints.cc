@@ -395,18 +395,31 @@ HttpResponse PostNode(const HttpRequest& req, Backend& backend) {
   return UpdateNodes(req, backend, req.Param("node_name"));
 }
 
-HttpResponse DeleteNode(const HttpRequest& req, Backend&) {
-  return ErrorReply(req,
-                    Error(ErrorCode::kNotSupported,
-                          "Deleting nodes is not supported: stop the node's shoald -Z instead"),
-                    "slurm_delete_node");
+HttpResponse DeleteNode(const HttpRequest& req, Backend& backend) {
+  json resp = NewResponse(req);
+  pb::Request q;
+  q.mutable_delete_node()->set_node_names(req.Param("node_name"));
+  auto r = backend.CallController(req.caller, q);
+  if (!r) return ErrorReply(resp, r.status(), "slurm_delete_node");
+  return JsonReply(200, resp);
 }
 
-HttpResponse NewNode(const HttpRequest& req, Backend&) {
-  return ErrorReply(req,
-                    Error(ErrorCode::kNotSupported,
-                          "Creating nodes is not supported: start shoald -Z on the new node"),
-                    "slurm_create_node");
+// POST new/node {"node_conf": "NodeName=... CPUs=..."}: scontrol create NodeName=...
+HttpResponse NewNode(const HttpRequest& req, Backend& backend) {
+  HttpResponse err;
+  auto body = ParseJsonBody(req, &err);
+  if (!body) return err;
+  json resp = NewResponse(req);
+  bool bad = false;
+  auto conf = body->is_object() ? ReadString(*body, "node_conf", &bad) : std::nullopt;
+  if (bad || !conf || conf->empty())
+    return ErrorReply(resp, InvalidArgument("Missing or invalid field \"node_conf\""),
+                      "slurm_create_node");
+  pb::Request q;
+  q.mutable_create_node()->set_spec(*conf);
+  auto r = backend.CallController(req.caller, q);
+  if (!r) return ErrorReply(resp, r.status(), "slurm_create_node");
+  return JsonReply(200, resp);
 }
 
 HttpResponse PartitionsReply(const HttpRequest& req, Backend& backend, const std::string& name) {

@@ -310,13 +310,14 @@ TEST(JsonNodes, StateAndUpdate) {
   std::vector<std::string> w;
   auto u = NodeUpdateToRequest(
       json::parse(R"({"state": ["DRAIN"], "reason": "maint", "features": ["a", "b"],
-                      "comment": "x"})"),
+                      "comment": "x", "gres": "g"})"),
       "n1", &w);
   ASSERT_TRUE(u) << u.error();
   EXPECT_EQ(u->node_names(), "n1");
   EXPECT_EQ(u->state(), "DRAIN");
   EXPECT_EQ(u->reason(), "maint");
   EXPECT_EQ(u->fields().at("Features"), "a,b");
+  EXPECT_EQ(u->fields().at("Comment"), "x");  // applied; gres is the one ignored (warning)
   EXPECT_EQ(w.size(), 1u);
   u = NodeUpdateToRequest(json::parse(R"({"state": ["RESUME"], "name": ["n1", "n2"]})"), "", &w);
   ASSERT_TRUE(u);
