@@ -305,6 +305,9 @@ LUA
     if v=$(wrk_rps submit -s "$WORK/submit.lua" "$BENCH_REST_URL$BENCH_REST_PREFIX/job/submit"); then
       put rest_submit_rps "$v"
     else put rest_submit_rps n/a; fi
+    # A submission still in flight when wrk stopped may land after a first scancel.
+    scancel -u "$BENCH_REST_USER" >/dev/null 2>&1
+    sleep 1
     scancel -u "$BENCH_REST_USER" >/dev/null 2>&1
     cancel_all
   fi
