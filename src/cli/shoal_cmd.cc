@@ -51,6 +51,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/auth.h"
+#include "common/files.h"
 #include "common/hostlist.h"
 #include "common/slurm_conf.h"
 
@@ -139,29 +140,6 @@ std::string ReadSmallFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Writes `text` to `path` through a temporary file and rename, so a reader never sees half.
-Status WriteFileAtomic(const std::string& path, const std::string& text, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Error(ErrorCode::kIoError, tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return Error(ErrorCode::kIoError, tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, mode);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    return Error(ErrorCode::kIoError, path + ": " + std::strerror(errno));
-  return Status::Ok();
 }
 
 std::string DefaultClusterDir() {
@@ -862,7 +840,8 @@ int Start(int argc, char** argv) {
   if (::access(paths.key.c_str(), F_OK) != 0) {
     if (Status s = ClusterKey::Generate(paths.key); !s.ok()) return Fail(s.message());
   }
-  if (Status s = WriteFileAtomic(paths.conf, *conf_text, 0644); !s.ok()) return Fail(s.message());
+  if (Status s = WriteFileAtomic(paths.conf, *conf_text, 0644, /*sync=*/false); !s.ok())
+    return Fail(s.message());
   // Catch a bad --conf here, with its line, instead of in a daemon's log.
   auto conf = LoadSlurmConf(paths.conf);
   if (!conf) return Fail(conf.error());
@@ -872,7 +851,7 @@ int Start(int argc, char** argv) {
   if (accounting) {
     auto dbd_text = BuildDbdConf(opt, paths, conf->Get("AccountingStoragePort", "6819"));
     if (!dbd_text) return Fail(dbd_text.error());
-    if (Status s = WriteFileAtomic(paths.dbd_conf, *dbd_text, 0600); !s.ok())
+    if (Status s = WriteFileAtomic(paths.dbd_conf, *dbd_text, 0600, /*sync=*/false); !s.ok())
       return Fail(s.message());
   }
 
@@ -882,7 +861,7 @@ int Start(int argc, char** argv) {
     auto pid = SpawnDaemon(args, paths.log + "/" + name + ".out");
     if (!pid) return pid.status();
     daemons.push_back({name, *pid});
-    return WriteFileAtomic(paths.PidFile(name), std::to_string(*pid) + "\n", 0644);
+    return WriteFileAtomic(paths.PidFile(name), std::to_string(*pid) + "\n", 0644, /*sync=*/false);
   };
   // The accounting daemon first, so the controller finds it at once.
   if (accounting) {

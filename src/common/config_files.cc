@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/auth.h"
+#include "common/files.h"
 
 namespace shoal {
 namespace {
@@ -34,30 +35,6 @@ std::string Hex(const std::string& bytes) {
     out.push_back(kDigits[c & 15]);
   }
   return out;
-}
-
-Status WriteFileAtomic(const std::string& path, const std::string& content, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Error(ErrorCode::kIoError, tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Error(ErrorCode::kIoError, tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, mode);  // the umask must not narrow what commands need to read
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    return Error(ErrorCode::kIoError, path + ": " + std::strerror(errno));
-  return Status::Ok();
 }
 
 Status MakeDirs(const std::string& dir) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/auth_agent.h"
 #include "common/config_files.h"
 #include "common/hostlist.h"
 #include "common/log.h"
@@ -269,21 +270,7 @@ void Controller::PersistJob(const pb::JobRecord& job, std::function<void()> then
 
 void Controller::HandleAgent(const RpcConnectionPtr& conn, const std::string& body,
                              Responder respond) {
-  pb::Request req;
-  if (!req.ParseFromString(body) || req.body_case() != pb::Request::kAuth) {
-    respond(ErrorResponse(ErrorCode::kProtocol, "auth agent: malformed request"));
-    return;
-  }
-  if (conn->peer_uid() < 0 || conn->peer_gid() < 0) {
-    respond(ErrorResponse(ErrorCode::kAuthFailure, "auth agent: no peer credentials"));
-    return;
-  }
-  // Sign exactly the caller's own identity, as read by the kernel.
-  pb::Response resp;
-  *resp.mutable_auth()->mutable_cred() =
-      key_.SignDigest(static_cast<uint32_t>(conn->peer_uid()),
-                      static_cast<uint32_t>(conn->peer_gid()), req.auth().body_sha256(), Now());
-  respond(resp);
+  respond(AnswerAuthAgent(key_, *conn, body, Now()));
 }
 
 void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credential& wire_cred,

@@ -462,6 +462,8 @@ class Controller {
 
   pb::JobRecord* FindJob(uint32_t id);
   int FindNode(const std::string& name) const;
+  // The node indexes of a hostlist expression, or Slurm's "Invalid node name specified" answer.
+  Result<std::vector<int>> ResolveNodeNames(const std::string& hostlist) const;
   const Partition* FindPartition(const std::string& name) const;
   const Partition* DefaultPartition() const;
   void AddPending(const pb::JobRecord& job);

@@ -49,14 +49,11 @@ pb::Response Controller::CreateNode(const pb::Credential& cred, const pb::Create
 pb::Response Controller::DeleteNode(const pb::Credential& cred, const pb::DeleteNodeRequest& req) {
   if (!IsAdmin(cred.uid()))
     return ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied");
-  auto names = ExpandHostlist(req.node_names());
-  if (!names || names->empty())
-    return ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified");
+  auto resolved = ResolveNodeNames(req.node_names());
+  if (!resolved) return ErrorResponse(resolved.status().code(), resolved.error());
   std::vector<int> targets;
-  for (const auto& name : *names) {
-    int idx = FindNode(name);
-    if (idx < 0)
-      return ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified: " + name);
+  for (int idx : *resolved) {
+    const std::string& name = nodes_[idx].rec.name();
     if (!nodes_[idx].rec.dynamic())
       return ErrorResponse(ErrorCode::kInvalidArgument,
                            "Can't delete non-dynamic node " + name + ": it is in slurm.conf");

@@ -264,19 +264,25 @@ void Controller::NodeFailed(int node_index, const std::string& reason) {
   ScheduleSoon();
 }
 
+Result<std::vector<int>> Controller::ResolveNodeNames(const std::string& hostlist) const {
+  auto names = ExpandHostlist(hostlist);
+  if (!names || names->empty())
+    return Error(ErrorCode::kInvalidNodeName, "Invalid node name specified");
+  std::vector<int> out;
+  for (const auto& name : *names) {
+    int idx = FindNode(name);
+    if (idx < 0) return Error(ErrorCode::kInvalidNodeName, "Invalid node name specified: " + name);
+    out.push_back(idx);
+  }
+  return out;
+}
+
 pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::UpdateNodeRequest& req) {
   if (!IsAdmin(cred.uid()))
     return ErrorResponse(ErrorCode::kAccessDenied, "Access/permission denied");
-  auto names = ExpandHostlist(req.node_names());
-  if (!names || names->empty())
-    return ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified");
-  std::vector<int> targets;
-  for (const auto& name : *names) {
-    int idx = FindNode(name);
-    if (idx < 0)
-      return ErrorResponse(ErrorCode::kInvalidNodeName, "Invalid node name specified: " + name);
-    targets.push_back(idx);
-  }
+  auto resolved = ResolveNodeNames(req.node_names());
+  if (!resolved) return ErrorResponse(resolved.status().code(), resolved.error());
+  std::vector<int> targets = std::move(*resolved);
   std::string state = Upper(req.state());
   if ((state == "DRAIN" || state == "DOWN" || state == "FAIL") && req.reason().empty())
     return ErrorResponse(

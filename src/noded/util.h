@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/files.h"
 #include "common/result.h"
 
 namespace shoal::noded {
@@ -38,11 +39,7 @@ std::vector<StepDirId> ListStepDirs(const std::string& spool);
 // Replaces "%n" with the node name and "%h" with the host name (SlurmdSpoolDir, SlurmdLogFile).
 std::string ExpandNodePath(std::string_view pattern, std::string_view node, std::string_view host);
 
-// Writes `data` to path.tmp and renames it over `path`; with `sync`, fsyncs the file before the
-// rename and the directory after it.
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode,
-                       bool sync = true);
-Result<std::string> ReadWholeFile(const std::string& path);
+// WriteFileAtomic and ReadWholeFile: common/files.h.
 bool FileExists(const std::string& path);
 // Removes a directory tree (no symlink following). Errors are ignored except the final rmdir.
 Status RemoveTree(const std::string& path);

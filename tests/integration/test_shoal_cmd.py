@@ -89,7 +89,9 @@ def test_start_stop(cluster_dir):
     key = d / "etc" / "slurm.key"
     assert key.stat().st_mode & 0o777 == 0o600
     pids = {p.stem: int(p.read_text()) for p in (d / "run").glob("*.pid")}
-    assert set(pids) == {"shoaldbd", "shoalctld", "n1", "n2"}
+    assert set(pids) == {"shoaldbd", "shoalctld", "shoalrestd", "n1", "n2"}
+    assert re.search(r"REST API \(shoalrestd\): http://127\.0\.0\.1:\d+, unix:" + re.escape(str(d)),
+                     r.stdout), r.stdout
 
     r = shoal("start", "--nodes", 1, "--dir", d)
     assert r.returncode == 1 and "already running" in r.stderr

@@ -107,14 +107,17 @@ class CgroupV1 : public CgroupBackend {
         step.empty() ? JobPath(tracker_(), job_id) : StepPath(tracker_(), job_id, step);
     bool freezer = Has("freezer");
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    for (;;) {
+    for (int round = 0;; ++round) {
       std::vector<pid_t> pids;
       CollectPids(track, &pids);
       if (pids.empty()) break;
-      // Frozen processes cannot fork while we kill them; SIGKILL takes effect once thawed.
-      if (freezer) FreezeTree(track, "FROZEN");
+      // Frozen processes cannot fork while we kill them; SIGKILL takes effect once thawed. Only
+      // from the second round (something forked under the first): whoever dies between FROZEN
+      // and THAWED (this process, killed with its node) leaves the job frozen, unkillable.
+      bool freeze = freezer && round > 0;
+      if (freeze) FreezeTree(track, "FROZEN");
       for (pid_t p : pids) ::kill(p, SIGKILL);
-      if (freezer) FreezeTree(track, "THAWED");
+      if (freeze) FreezeTree(track, "THAWED");
       if (std::chrono::steady_clock::now() > deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
