@@ -38,6 +38,11 @@ PACKAGES=(
   # shoalrestd: HTTP server (libmicrohttpd) and JWT (libjwt); the REST and metrics tests validate
   # against the OpenAPI schema and parse OpenMetrics; wrk drives the REST benchmark
   libmicrohttpd-dev libjwt-dev python3-jsonschema python3-prometheus-client wrk curl
+  # shoal-operator: libcurl talks to the Kubernetes API; the tests prove the fake API server with
+  # the real kubectl and Python client, run pods in network namespaces (iproute2), and render the
+  # Helm charts with Go's text/template + sprig (no helm in Debian)
+  libcurl4-openssl-dev kubernetes-client python3-kubernetes iproute2 golang-go
+  golang-github-masterminds-sprig-dev
 )
 
 deps_only=0

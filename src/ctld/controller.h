@@ -156,6 +156,8 @@ class Controller {
   void Heartbeat(const pb::HeartbeatRequest& req);
   // Adds a node that registered itself (-Z); returns its index.
   int AddDynamicNode(pb::NodeRecord rec);
+  // Puts a dynamic node in (or out of) each partition by Nodes=ALL and NodeSet features.
+  void PlaceDynamicNode(int idx);
   // scontrol create/delete NodeName= (node_create.cc).
   pb::Response CreateNode(const pb::Credential& cred, const pb::CreateNodeRequest& req);
   pb::Response DeleteNode(const pb::Credential& cred, const pb::DeleteNodeRequest& req);

@@ -45,4 +45,31 @@ Result<std::vector<NodeConf>> ParseCreateNodeSpec(std::string_view spec) {
   return std::move(conf->nodes);
 }
 
+bool DynamicNodeInPartition(std::string_view nodes_expr, const std::vector<NodeSetConf>& nodesets,
+                            const std::vector<std::string>& features) {
+  // The expression's top-level names: commas inside a hostlist's brackets do not split.
+  std::vector<std::string_view> names;
+  size_t start = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= nodes_expr.size(); ++i) {
+    if (i == nodes_expr.size() || (nodes_expr[i] == ',' && depth == 0)) {
+      names.push_back(nodes_expr.substr(start, i - start));
+      start = i + 1;
+    } else if (nodes_expr[i] == '[') {
+      ++depth;
+    } else if (nodes_expr[i] == ']' && depth > 0) {
+      --depth;
+    }
+  }
+  for (std::string_view name : names) {
+    if (IEquals(name, "ALL")) return true;
+    for (const NodeSetConf& set : nodesets) {
+      if (set.name != name || set.feature.empty()) continue;
+      for (const auto& f : features)
+        if (f == set.feature) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace shoal::ctld

@@ -14,4 +14,10 @@ namespace shoal::ctld {
 // without a file position. NodeName=DEFAULT and lines that are not node lines are refused.
 Result<std::vector<NodeConf>> ParseCreateNodeSpec(std::string_view spec);
 
+// Whether a dynamic node with `features` belongs to a partition whose Nodes= is `nodes_expr`:
+// Nodes=ALL takes every dynamic node, and a NodeSet named in the expression takes those carrying
+// its Feature= (how Slurm places dynamic nodes; the Kubernetes operator relies on it).
+bool DynamicNodeInPartition(std::string_view nodes_expr, const std::vector<NodeSetConf>& nodesets,
+                            const std::vector<std::string>& features);
+
 }  // namespace shoal::ctld

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/states.h"
 #include "ctld/controller.h"
+#include "ctld/dynamic_nodes.h"
 
 namespace shoal::ctld {
 namespace {
@@ -83,6 +84,7 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
     r.set_real_memory_mb(req.real_memory_mb());
     r.clear_features();
     for (const auto& f : req.features()) r.add_features(f);
+    PlaceDynamicNode(idx);  // its features may put it in other NodeSets' partitions
     r.set_gres(req.gres());
     r.set_sockets(req.sockets() ? req.sockets() : req.cpus());
     r.set_cores_per_socket(req.cores_per_socket() ? req.cores_per_socket() : 1);
@@ -193,18 +195,35 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
 int Controller::AddDynamicNode(pb::NodeRecord rec) {
   int idx = static_cast<int>(nodes_.size());
   node_by_name_[rec.name()] = idx;
-  // Dynamic nodes join the partitions that name ALL nodes.
-  for (auto& p : partitions_) {
-    if (Upper(p.rec.nodes_expr()) == "ALL") {
-      p.node_index.push_back(idx);
-      p.rec.add_nodes(rec.name());
-    }
-  }
   Node n;
   n.rec = std::move(rec);
   nodes_.push_back(std::move(n));
+  PlaceDynamicNode(idx);
   InitNodeView(idx);
   return idx;
+}
+
+void Controller::PlaceDynamicNode(int idx) {
+  const pb::NodeRecord& rec = nodes_[idx].rec;
+  std::vector<std::string> features(rec.features().begin(), rec.features().end());
+  for (auto& p : partitions_) {
+    bool member = std::find(p.node_index.begin(), p.node_index.end(), idx) != p.node_index.end();
+    bool wanted = DynamicNodeInPartition(p.rec.nodes_expr(), conf_.nodesets, features);
+    if (member == wanted) continue;
+    if (wanted) {
+      p.node_index.push_back(idx);
+      p.rec.add_nodes(rec.name());
+      continue;
+    }
+    p.node_index.erase(std::remove(p.node_index.begin(), p.node_index.end(), idx),
+                       p.node_index.end());
+    auto* names = p.rec.mutable_nodes();
+    for (int k = 0; k < names->size(); ++k) {
+      if (names->Get(k) != rec.name()) continue;
+      names->erase(names->begin() + k);
+      break;
+    }
+  }
 }
 
 void Controller::Heartbeat(const pb::HeartbeatRequest& req) {

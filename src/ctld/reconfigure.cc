@@ -20,6 +20,7 @@
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "ctld/controller.h"
+#include "ctld/dynamic_nodes.h"
 #include "ctld/reconfigure_plan.h"
 
 namespace shoal::ctld {
@@ -29,11 +30,6 @@ int64_t SteadyNow() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-bool IsAll(const std::string& expr) {
-  return expr.size() == 3 && (expr[0] | 0x20) == 'a' && (expr[1] | 0x20) == 'l' &&
-         (expr[2] | 0x20) == 'l';
 }
 
 // What the watcher compares: each file's size and modification time.
@@ -157,12 +153,13 @@ Status Controller::Reconfigure(const std::string& origin) {
     p.rec = PartitionRecordFromConf(pc, conf_);
     for (const auto& n : pc.nodes)
       if (int idx = FindNode(n); idx >= 0) p.node_index.push_back(idx);
-    if (IsAll(pc.nodes_expr)) {
-      for (size_t i = 0; i < nodes_.size(); ++i) {
-        if (!nodes_[i].rec.dynamic()) continue;
-        p.node_index.push_back(static_cast<int>(i));
-        p.rec.add_nodes(nodes_[i].rec.name());
-      }
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const pb::NodeRecord& r = nodes_[i].rec;
+      if (!r.dynamic()) continue;
+      std::vector<std::string> features(r.features().begin(), r.features().end());
+      if (!DynamicNodeInPartition(pc.nodes_expr, conf_.nodesets, features)) continue;
+      p.node_index.push_back(static_cast<int>(i));
+      p.rec.add_nodes(r.name());
     }
     parts.push_back(std::move(p));
   }

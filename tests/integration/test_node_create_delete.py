@@ -143,3 +143,33 @@ def test_comment_extra_and_rest_node_create_delete(cluster, users):
     lines = [l.strip() for l in show_node(c, "n1").stdout.split("\n")]
     assert "Comment=via rest" in lines and "Extra=e2" in lines, lines
     assert show_node(c, "rdyn").returncode != 0
+
+
+def test_nodeset_feature_places_dynamic_nodes(cluster):
+    """A partition naming `NodeSet=x Feature=f` takes the dynamic nodes that carry f, when they
+    are created or register, and keeps them across a restart (how the Kubernetes operator puts a
+    NodeSet's pods in its partition)."""
+    c = cluster(nodes=1, conf=["NodeSet=gpuset Feature=gpu",
+                               "PartitionName=gpus Nodes=gpuset MaxTime=UNLIMITED"])
+    c.run(["scontrol", "create", "NodeName=g1", "CPUs=1", "Features=gpu", "State=FUTURE"])
+    c.run(["scontrol", "create", "NodeName=c1", "CPUs=1", "Features=cpu", "State=FUTURE"])
+
+    def partitions_of(node):
+        rows = c.run(["sinfo", "-h", "-N", "-o", "%N %P"]).stdout.split("\n")
+        return sorted(r.split()[1].rstrip("*") for r in rows if r.split()[:1] == [node])
+
+    # (debug is the harness's Nodes=ALL partition: every dynamic node is in it.)
+    assert partitions_of("g1") == ["debug", "gpus"]
+    assert partitions_of("c1") == ["debug"]
+    # A node that registers by itself (shoald -Z) with the feature joins too, and runs its job.
+    port = free_port()
+    c._spawn("g2", [SBIN / "shoald", "-D", "-f", c.conf_path, "-Z", "-N", "g2",
+                    "--conf", f"CPUs=1 Features=gpu Port={port}"])
+    wait_until(lambda: partitions_of("g2") == ["debug", "gpus"], 30, "g2 in partition gpus")
+    job = c.sbatch(["-p", "gpus", "-w", "g2"], "#!/bin/sh\necho on $SLURMD_NODENAME\n")
+    assert c.wait_job(job) == "COMPLETED"
+    # The placement is recomputed after a controller restart.
+    c.kill_controller()
+    c.start_controller()
+    assert partitions_of("g1") == ["debug", "gpus"]
+    assert partitions_of("c1") == ["debug"]

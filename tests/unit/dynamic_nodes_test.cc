@@ -43,3 +43,18 @@ TEST(ParseCreateNodeSpec, Refusals) {
 
 }  // namespace
 }  // namespace shoal::ctld
+
+TEST(DynamicNodeInPartition, AllAndNodeSetFeatures) {
+  std::vector<shoal::NodeSetConf> sets(2);
+  sets[0].name = "gpu";
+  sets[0].feature = "gpu";
+  sets[1].name = "static";  // Nodes= only: takes no dynamic node
+  using shoal::ctld::DynamicNodeInPartition;
+  EXPECT_TRUE(DynamicNodeInPartition("ALL", sets, {}));
+  EXPECT_TRUE(DynamicNodeInPartition("all", sets, {"x"}));
+  EXPECT_TRUE(DynamicNodeInPartition("n[1-2],gpu", sets, {"a", "gpu"}));
+  EXPECT_FALSE(DynamicNodeInPartition("n[1-2],gpu", sets, {"a"}));
+  EXPECT_FALSE(DynamicNodeInPartition("static", sets, {"static"}));
+  EXPECT_FALSE(DynamicNodeInPartition("n[gpu,3]", sets, {"gpu"}));  // a hostlist, not the set
+  EXPECT_FALSE(DynamicNodeInPartition("cpu", sets, {"gpu"}));
+}
