@@ -18,6 +18,16 @@ int64_t SteadySeconds() {
       .count();
 }
 
+// "10.0.0.5:41234" -> "10.0.0.5"; "[::1]:5" or "::1:5" -> the address; unix sockets -> "".
+std::string PeerIp(const std::string& peer) {
+  if (peer.empty() || peer.rfind("unix:", 0) == 0) return "";
+  size_t colon = peer.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "";
+  std::string ip = peer.substr(0, colon);
+  if (ip.size() > 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  return ip;
+}
+
 std::string Upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), ::toupper);
   return s;
@@ -89,7 +99,13 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
     r.set_sockets(req.sockets() ? req.sockets() : req.cpus());
     r.set_cores_per_socket(req.cores_per_socket() ? req.cores_per_socket() : 1);
     r.set_threads_per_core(req.threads_per_core() ? req.threads_per_core() : 1);
-    if (!req.addr().empty()) r.set_addr(req.addr());
+    if (!req.addr().empty()) {
+      r.set_addr(req.addr());
+    } else if (std::string ip = PeerIp(conn->peer()); !ip.empty()) {
+      // As Slurm records a dynamic node's address: the one it registered from (a pod's IP,
+      // where its bare host name does not resolve).
+      r.set_addr(ip);
+    }
     r.set_hostname(req.hostname().empty() ? req.name() : req.hostname());
     r.set_port(req.port());
     // New inventory, same bookings: devices held by running jobs are marked used again.

@@ -171,9 +171,11 @@ Result<NodeSetup> Prepare(ShoaldOptions opts) {
         name.c_str(), s.conf_path.c_str());
     CompleteResources(res, hw.cpus, hw.memory_mb);
   }
-  if (res.addr.empty()) res.addr = nc && !opts.dynamic ? nc->addr : host;
+  // A dynamic node without NodeAddr= is reached at the address it registers from (the
+  // controller records it), as in Slurm: its host name may resolve only locally (a pod's).
+  if (res.addr.empty() && !opts.dynamic) res.addr = nc ? nc->addr : host;
   if (res.hostname.empty()) res.hostname = nc && !opts.dynamic ? nc->hostname : host;
-  if (res.addr.empty()) res.addr = host;
+  if (res.addr.empty() && !opts.dynamic) res.addr = host;
   if (res.hostname.empty()) res.hostname = host;
   if (res.port == 0) res.port = s.conf.SlurmdPort();
 

@@ -168,6 +168,8 @@ def test_nodeset_feature_places_dynamic_nodes(cluster):
     wait_until(lambda: partitions_of("g2") == ["debug", "gpus"], 30, "g2 in partition gpus")
     job = c.sbatch(["-p", "gpus", "-w", "g2"], "#!/bin/sh\necho on $SLURMD_NODENAME\n")
     assert c.wait_job(job) == "COMPLETED"
+    # With no NodeAddr of its own, its address is the one it registered from (a pod's IP).
+    assert "NodeAddr=127.0.0.1 " in show_node(c, "g2").stdout
     # The placement is recomputed after a controller restart.
     c.kill_controller()
     c.start_controller()
