@@ -39,6 +39,7 @@ enum class ErrorCode : int32_t {
   kStepBusy = 29,            // a step cannot start yet: its CPUs are held by other steps
   kInvalidStep = 30,         // "Invalid job step specified" / step can never fit the job
   kAccountingPolicy = 31,    // "Job violates accounting/QOS policy (job submit limit, ...)"
+  kInStandby = 32,           // "Slurm backup controller in standby mode": try the next one
 };
 
 }  // namespace shoal

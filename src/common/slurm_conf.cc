@@ -1217,6 +1217,18 @@ std::string SlurmConf::ControllerAddr() const {
   return addr.empty() ? ControllerHost() : addr;
 }
 
+std::vector<std::string> SlurmConf::ControllerAddresses() const {
+  std::string port = ":" + std::to_string(ControllerPort());
+  std::vector<std::string> out;
+  for (const auto& entry : controller_hosts) {
+    auto [host, addr] = SplitHostAddr(entry);
+    std::string a = !addr.empty() ? addr : host;
+    if (!a.empty()) out.push_back(a + port);
+  }
+  if (out.empty()) out.push_back(ControllerAddr() + port);
+  return out;
+}
+
 uint32_t SlurmConf::ControllerPort() const {
   // A range ("6817-6820") means several ports; the first is the one to use.
   std::string v = Get("SlurmctldPort");

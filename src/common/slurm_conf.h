@@ -100,10 +100,12 @@ struct SlurmConf {
   // Typed accessors with Slurm's defaults.
   std::string Get(std::string_view key, std::string_view def = "") const;
   Result<int64_t> GetInt(std::string_view key, int64_t def) const;
-  std::string ClusterName() const;        // default "cluster"
-  std::string ControllerHost() const;     // first SlurmctldHost, name part ("h(addr)");
-                                          // else ControlMachine; else "localhost"
-  std::string ControllerAddr() const;     // addr part if given (or ControlAddr), else host
+  std::string ClusterName() const;     // default "cluster"
+  std::string ControllerHost() const;  // first SlurmctldHost, name part ("h(addr)");
+                                       // else ControlMachine; else "localhost"
+  std::string ControllerAddr() const;  // addr part if given (or ControlAddr), else host
+  // "addr:port" of every SlurmctldHost= in order (primary, then backups): clients try each.
+  std::vector<std::string> ControllerAddresses() const;
   uint32_t ControllerPort() const;        // SlurmctldPort, default 6817
   uint32_t SlurmdPort() const;            // default 6818
   std::string StateSaveLocation() const;  // default /var/spool/slurmctld

@@ -13,6 +13,7 @@
 #include "common/auth.h"
 #include "common/log.h"
 #include "ctld/controller.h"
+#include "ctld/standby.h"
 
 namespace {
 
@@ -85,6 +86,14 @@ int main(int argc, char** argv) {
     }
   }
   ::signal(SIGPIPE, SIG_IGN);
+  // Only the holder of the state directory's lock serves; a second controller sharing the
+  // directory (a backup SlurmctldHost, an HA pod) waits here in standby until it is released.
+  auto state_lock = shoal::ctld::AcquireOrStandby(*conf);
+  if (!state_lock) {
+    LogError("fatal: %s", state_lock.error().c_str());
+    std::fprintf(stderr, "shoalctld: fatal: %s\n", state_lock.error().c_str());
+    return 1;
+  }
   asio::io_context io(1);
   shoal::ctld::Controller controller(io, options, std::move(*conf), std::move(*key));
   if (auto s = controller.Start(); !s.ok()) {

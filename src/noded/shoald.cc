@@ -99,7 +99,7 @@ struct NodeSetup {
   std::optional<ClusterKey> key;
   std::optional<uid_t> slurm_user_uid;
   std::string spool;
-  std::string controller;  // "addr:port"
+  std::vector<std::string> controllers;  // "addr:port" of each SlurmctldHost, primary first
   std::string stepd_path;
   std::string log_file;
   pb::NodeRegisterRequest registration;       // without running_job_ids
@@ -146,7 +146,7 @@ Result<NodeSetup> Prepare(ShoaldOptions opts) {
 
   if (s.conf.ControllerAddr().empty())
     return InvalidArgument(s.conf_path + ": SlurmctldHost is not set");
-  s.controller = s.conf.ControllerAddr() + ":" + std::to_string(s.conf.ControllerPort());
+  s.controllers = s.conf.ControllerAddresses();
 
   // Resources.
   DetectedHardware hw = DetectHardware();
@@ -288,7 +288,7 @@ class NodeDaemon {
             s_.registration.port(), tcp.error().c_str());
     }
     Log("shoald %s started: node %s, spool %s, controller %s", kShoalVersion, name_.c_str(),
-        s_.spool.c_str(), s_.controller.c_str());
+        s_.spool.c_str(), Controller().c_str());
     std::vector<uint32_t> known = RunningJobIds();
     if (!known.empty()) Log("found %zu job(s) in the spool", known.size());
     Connect();
@@ -315,7 +315,7 @@ class NodeDaemon {
       ConnectFailed("connect timed out");
     });
     RpcConnect(
-        io_, s_.controller,
+        io_, Controller(),
         [this](const RpcConnectionPtr& conn, const pb::Credential& cred, const std::string& body,
                Responder respond) {
           HandleControllerRequest(conn, cred, body, std::move(respond));
@@ -331,10 +331,17 @@ class NodeDaemon {
         });
   }
 
+  // The controller to try now; a failure or a standby answer moves on to the next (backups).
+  const std::string& Controller() const {
+    return s_.controllers[controller_index_ % s_.controllers.size()];
+  }
+  void NextController() { controller_index_ = (controller_index_ + 1) % s_.controllers.size(); }
+
   void ConnectFailed(const std::string& why) {
+    NextController();
     auto now = Clock::now();
     if (!down_logged_ || now - last_down_log_ > seconds(60)) {
-      Log("cannot reach the controller at %s: %s (retrying)", s_.controller.c_str(), why.c_str());
+      Log("cannot reach the controller at %s: %s (retrying)", Controller().c_str(), why.c_str());
       down_logged_ = true;
       last_down_log_ = now;
     }
@@ -386,6 +393,7 @@ class NodeDaemon {
       if (resp->rc() != 0) {
         Log("registration refused by the controller: %s (rc=%d)", resp->error().c_str(),
             resp->rc());
+        if (resp->rc() == static_cast<int>(ErrorCode::kInStandby)) NextController();
         conn->Close();
         return;
       }
@@ -1274,6 +1282,7 @@ class NodeDaemon {
   bool registered_ = false;
   bool reconnect_pending_ = false;
   uint64_t attempt_ = 0;
+  size_t controller_index_ = 0;
   milliseconds backoff_ = kMinBackoff;
   seconds heartbeat_interval_{5};
   Clock::time_point last_rx_ = Clock::now();
