@@ -41,9 +41,17 @@ PACKAGES=(
   # shoal-operator: libcurl talks to the Kubernetes API; the tests prove the fake API server with
   # the real kubectl and Python client, run pods in network namespaces (iproute2), and render the
   # Helm charts with Go's text/template + sprig (no helm in Debian)
-  libcurl4-openssl-dev kubernetes-client python3-kubernetes iproute2 golang-go
+  libcurl4-openssl-dev python3-kubernetes iproute2 golang-go
   golang-github-masterminds-sprig-dev
+  # deploy tests: YAML for the chart renderer (Go); node + npm install kubernetes-models, the
+  # Kubernetes OpenAPI validators
+  golang-gopkg-yaml.v3-dev python3-yaml nodejs
 )
+# Debian's npm conflicts with a nodejs that bundles npm (NodeSource): only ask when absent.
+command -v npm >/dev/null || PACKAGES+=(npm)
+# Debian's kubectl (kubernetes-client) conflicts with another kubectl package (e.g. Google
+# Cloud SDK's) over /usr/bin/kubectl: only ask when none is installed.
+command -v kubectl >/dev/null || PACKAGES+=(kubernetes-client)
 
 deps_only=0
 for arg in "$@"; do
