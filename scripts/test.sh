@@ -43,7 +43,10 @@ fi
 if ((run_integration)); then
   echo "=== integration tests (pytest)"
   # Debian's pytest: /usr/bin/python3, not a python3 that may come first on PATH.
+  # tests/deploy: CRDs, Helm charts, manifests and Dockerfile (no daemons); -c keeps the
+  # integration suite's pytest.ini (timeouts, markers) for both directories.
   SHOAL_BUILD_DIR=$BUILD_DIR /usr/bin/python3 -m pytest "$ROOT/tests/integration" \
+    "$ROOT/tests/deploy" -c "$ROOT/tests/integration/pytest.ini" \
     -ra "${pytest_args[@]}" 2>&1 | tee "$logs/pytest.log"
   integration_rc=${PIPESTATUS[0]}
 fi

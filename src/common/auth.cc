@@ -30,10 +30,12 @@ Result<std::string> ReadSmallFile(const std::string& path) {
     ::close(fd);
     return Error(ErrorCode::kAuthFailure, path + ": " + std::strerror(errno));
   }
-  if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+  // Group read is allowed (a Kubernetes Secret volume with fsGroup is 0440, like MUNGE's
+  // tolerance for a group-readable key); group write and any access by others are not.
+  if (st.st_mode & (S_IWGRP | S_IXGRP | S_IRWXO)) {
     ::close(fd);
     return Error(ErrorCode::kAuthFailure,
-                 path + " is accessible by group or others: chmod 600 " + path);
+                 path + " is writable by group or accessible by others: chmod 600 " + path);
   }
   std::string data(4096, '\0');
   ssize_t n = ::read(fd, data.data(), data.size());

@@ -66,6 +66,11 @@ TEST(Auth, KeyFileMustBePrivate) {
   auto loaded = ClusterKey::Load(path);
   EXPECT_FALSE(loaded.ok());
   EXPECT_NE(loaded.error().find("chmod 600"), std::string::npos);
+  ::chmod(path.c_str(), 0660);
+  EXPECT_FALSE(ClusterKey::Load(path).ok()) << "group-writable";
+  // Group-readable is accepted: a Kubernetes Secret volume with an fsGroup is mode 0440.
+  ::chmod(path.c_str(), 0440);
+  EXPECT_TRUE(ClusterKey::Load(path).ok());
   ::unlink(path.c_str());
   ::rmdir(dir);
 }

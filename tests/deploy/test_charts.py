@@ -1,0 +1,605 @@
+"""Deployment artefacts: the shoal.dev CRDs, the Helm charts (rendered with helmrender, Go's
+text/template + sprig, since Debian has no helm), the plain manifests and the Dockerfile.
+
+Rendered Kubernetes objects are validated against the Kubernetes OpenAPI schemas with the npm
+package kubernetes-models (installed once into $SHOAL_NPM_CACHE, default ~/.cache/shoal-npm);
+shoal.dev custom resources against the CRDs' own schemas (python3-jsonschema, unknown fields
+rejected); pod templates that need no privileges against PodSecurity "restricted".
+"""
+
+import base64
+import copy
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from podsecurity import check_restricted, pod_spec_of
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+HERE = Path(__file__).resolve().parent
+BUILD = Path(os.environ.get("SHOAL_BUILD_DIR", ROOT / "build"))
+if not BUILD.is_absolute():
+    BUILD = ROOT / BUILD
+NPM_CACHE = Path(os.environ.get("SHOAL_NPM_CACHE", Path.home() / ".cache" / "shoal-npm"))
+NPM_PACKAGES = {"kubernetes-models": "4.5.1", "@kubernetes-models/prometheus-operator": "4.4.4"}
+KINDS = {"Controller": "controllers", "NodeSet": "nodesets", "LoginSet": "loginsets",
+         "Accounting": "accountings", "RestApi": "restapis", "Token": "tokens"}
+
+
+def _load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+manifests_gen = _load_module(DEPLOY / "manifests" / "generate.py", "manifests_generate")
+
+
+# ---------------------------------------------------------------- fixtures and helpers
+
+@pytest.fixture(scope="session")
+def renderer(tmp_path_factory):
+    return manifests_gen.build_renderer(tmp_path_factory.mktemp("helmrender"))
+
+
+def render(renderer, chart, *args, release="rel", namespace="hpc", check=True):
+    r = subprocess.run([str(renderer), release, str(chart), "-n", namespace, *args],
+                       capture_output=True, text=True, timeout=60)
+    if not check:
+        return r
+    assert r.returncode == 0, r.stderr
+    return [d for d in yaml.safe_load_all(r.stdout) if d is not None]
+
+
+@pytest.fixture(scope="session")
+def node_modules():
+    """kubernetes-models, installed with npm into the cache directory once."""
+    mods = NPM_CACHE / "node_modules"
+
+    def installed(pkg, version):
+        p = mods / pkg / "package.json"
+        return p.exists() and json.loads(p.read_text()).get("version") == version
+
+    if not all(installed(p, v) for p, v in NPM_PACKAGES.items()):
+        NPM_CACHE.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(["npm", "install", "--prefix", str(NPM_CACHE), "--no-audit",
+                            "--no-fund", "--no-save",
+                            *[f"{p}@{v}" for p, v in NPM_PACKAGES.items()]],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return mods
+
+
+def k8s_validate(node_modules, objs):
+    """Errors from kubernetes-models, one per object (None: valid; shoal.dev skipped)."""
+    r = subprocess.run(["node", str(HERE / "k8s_validate.js")], input=json.dumps(objs),
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, NODE_PATH=str(node_modules)))
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def strict(schema):
+    """A CRD's structural schema as a JSON schema that also rejects unknown fields (the API
+    server would silently prune them: a typo in a chart must fail here instead)."""
+    s = copy.deepcopy(schema)
+
+    def walk(node):
+        if not isinstance(node, dict):
+            return
+        if "properties" in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+            node.setdefault("additionalProperties", False)
+        for key in ("properties",):
+            for child in (node.get(key) or {}).values():
+                walk(child)
+        if isinstance(node.get("items"), dict):
+            walk(node["items"])
+        if isinstance(node.get("additionalProperties"), dict):
+            walk(node["additionalProperties"])
+    walk(s)
+    return s
+
+
+@pytest.fixture(scope="session")
+def crds():
+    out = {}
+    for kind, plural in KINDS.items():
+        out[kind] = yaml.safe_load((DEPLOY / "crds" / f"shoal.dev_{plural}.yaml").read_text())
+    return out
+
+
+@pytest.fixture(scope="session")
+def cr_validators(crds):
+    return {kind: jsonschema.Draft7Validator(
+        strict(c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]),
+        format_checker=jsonschema.FormatChecker()) for kind, c in crds.items()}
+
+
+def cr_errors(cr_validators, obj):
+    assert obj["apiVersion"] == "shoal.dev/v1alpha1", obj["apiVersion"]
+    v = cr_validators[obj["kind"]]
+    return [f"{'.'.join(map(str, e.path))}: {e.message}" for e in v.iter_errors(obj)]
+
+
+def validate_all(node_modules, cr_validators, objs):
+    errors = []
+    for obj, err in zip(objs, k8s_validate(node_modules, objs)):
+        where = f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}"
+        if err:
+            errors.append(f"{where}: {err}")
+        if obj.get("apiVersion", "").startswith("shoal.dev/"):
+            errors += [f"{where}: {e}" for e in cr_errors(cr_validators, obj)]
+        spec = pod_spec_of(obj)
+        if spec is not None:
+            errors += [f"{where}: restricted: {e}" for e in check_restricted(spec)]
+    assert not errors, "\n".join(errors)
+
+
+def by_kind(objs, kind):
+    return [o for o in objs if o["kind"] == kind]
+
+
+# ---------------------------------------------------------------- CRDs
+
+def test_crds_generated_and_chart_copies_identical():
+    r = subprocess.run([sys.executable, str(DEPLOY / "crds" / "generate.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    top = sorted(p.name for p in (DEPLOY / "crds").glob("*.yaml"))
+    chart = sorted(p.name for p in (DEPLOY / "helm" / "shoal-operator" / "crds").glob("*"))
+    assert top == chart == sorted(f"shoal.dev_{p}.yaml" for p in KINDS.values())
+    for name in top:
+        assert (DEPLOY / "crds" / name).read_bytes() == \
+            (DEPLOY / "helm" / "shoal-operator" / "crds" / name).read_bytes(), name
+
+
+def _walk_schema(node, path, visit):
+    visit(node, path)
+    for k, child in (node.get("properties") or {}).items():
+        _walk_schema(child, f"{path}.{k}", visit)
+    if isinstance(node.get("items"), dict):
+        _walk_schema(node["items"], f"{path}[]", visit)
+
+
+def test_crds_structural_with_subresources_and_columns(crds):
+    short = {"Controller": ["shctl"], "NodeSet": ["nss"], "LoginSet": ["lss"],
+             "Accounting": ["acct"]}
+    for kind, c in crds.items():
+        spec = c["spec"]
+        assert c["apiVersion"] == "apiextensions.k8s.io/v1"
+        assert c["metadata"]["name"] == f"{KINDS[kind]}.shoal.dev"
+        assert spec["group"] == "shoal.dev" and spec["scope"] == "Namespaced"
+        assert spec["names"]["kind"] == kind and spec["names"]["plural"] == KINDS[kind]
+        assert spec["names"].get("shortNames", []) == short.get(kind, [])
+        (ver,) = spec["versions"]
+        assert ver["name"] == "v1alpha1" and ver["served"] and ver["storage"]
+        assert "status" in ver["subresources"]
+        if kind in ("NodeSet", "LoginSet"):
+            assert ver["subresources"]["scale"] == {
+                "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                "labelSelectorPath": ".status.selector"}
+        else:
+            assert "scale" not in ver["subresources"]
+        root = ver["schema"]["openAPIV3Schema"]
+        assert {"spec", "status"} <= set(root["properties"])
+        assert "observedGeneration" in root["properties"]["status"]["properties"]
+
+        preserved = []
+
+        def visit(node, path):
+            if node.get("x-kubernetes-preserve-unknown-fields"):
+                preserved.append(path)
+            if node.get("x-kubernetes-int-or-string"):
+                assert "type" not in node, path
+                assert node["anyOf"] == [{"type": "integer"}, {"type": "string"}], path
+            else:
+                # Structural: every node has a type; no type/default inside value validations.
+                assert node.get("type") in ("object", "array", "string", "integer",
+                                            "boolean", "number"), path
+                assert "anyOf" not in node and "oneOf" not in node, path
+            if "default" in node:
+                jsonschema.Draft7Validator(
+                    {k: v for k, v in node.items() if k != "default"}).validate(node["default"])
+        _walk_schema(root, kind, visit)
+        allowed = {f"{kind}.spec.template", f"{kind}.spec.volumeClaimTemplates[]"}
+        assert set(preserved) <= allowed, preserved
+    cols = [c["name"] for c in
+            crds["NodeSet"]["spec"]["versions"][0]["additionalPrinterColumns"]]
+    assert [c.upper() for c in cols] == ["REPLICAS", "READY", "IDLE", "ALLOC", "DOWN", "DRAIN",
+                                         "AGE"]
+
+
+def test_examples_validate(node_modules, cr_validators):
+    objs = [o for p in sorted((DEPLOY / "examples").glob("*.yaml"))
+            for o in yaml.safe_load_all(p.read_text())]
+    validate_all(node_modules, cr_validators, objs)
+    assert {o["kind"] for o in objs} == set(KINDS) | {"HorizontalPodAutoscaler"}
+    (hpa,) = by_kind(objs, "HorizontalPodAutoscaler")
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "shoal.dev/v1alpha1",
+                                             "kind": "NodeSet", "name": "cpu"}
+    (ns,) = list(yaml.safe_load_all((DEPLOY / "examples" / "nodeset.yaml").read_text()))
+    assert ns["spec"]["replicas"] == 3
+
+
+def _cr(kind, spec):
+    return {"apiVersion": "shoal.dev/v1alpha1", "kind": kind, "metadata": {"name": "x"},
+            "spec": spec}
+
+
+NS = {"controllerRef": {"name": "c"}}
+
+
+@pytest.mark.parametrize("kind,spec,field", [
+    ("NodeSet", {**NS, "replicas": -1}, "replicas"),
+    ("NodeSet", {**NS, "scalingMode": "Deployment"}, "scalingMode"),
+    ("NodeSet", {**NS, "updateStrategy": {"rollingUpdate": {"maxUnavailable": "abc"}}},
+     "maxUnavailable"),
+    ("NodeSet", {**NS, "updateStrategy": {"rollingUpdate": {"maxUnavailable": -2}}},
+     "maxUnavailable"),
+    ("NodeSet", {**NS, "updateStrategy": {"type": "Recreate"}}, "type"),
+    ("NodeSet", {**NS, "updateStrategy": {"scheduledUpdate": {"duration": "2 hours"}}},
+     "duration"),
+    ("NodeSet", {**NS, "features": ["a,b"]}, "features"),
+    ("NodeSet", {**NS, "pruneNodeRecords": "Always"}, "pruneNodeRecords"),
+    ("NodeSet", {"replicas": 1}, "controllerRef"),
+    ("NodeSet", {**NS, "replica": 2}, "replica"),
+    ("Controller", {"port": 6817}, "clusterName"),
+    ("Controller", {"clusterName": "c", "port": 70000}, "port"),
+    ("Controller", {"clusterName": "c", "persistence": {"size": "lots"}}, "size"),
+    ("Controller", {"clusterName": "c", "ha": {"enabled": True, "replicas": 1}}, "replicas"),
+    ("Controller", {"clusterName": "c", "slurmKeyRef": {"key": "k"}}, "name"),
+    ("Accounting", {"storageConfig": {"host": "db", "username": "u"}}, "passwordKeyRef"),
+    ("Token", {"jwtKeyRef": {"name": "j"}, "username": "u", "lifetime": "15 minutes"},
+     "lifetime"),
+    ("Token", {"jwtKeyRef": {"name": "j"}}, "username"),
+    ("LoginSet", {**NS, "service": {"type": "Headless"}}, "type"),
+    ("RestApi", {**NS, "replicas": "two"}, "replicas"),
+])
+def test_crd_schemas_reject_invalid(cr_validators, kind, spec, field):
+    errs = cr_errors(cr_validators, _cr(kind, spec))
+    assert errs and any(field in e for e in errs), errs
+
+
+@pytest.mark.parametrize("value", [0, 2, "25%", "100%"])
+def test_max_unavailable_int_or_percent(cr_validators, value):
+    spec = {**NS, "replicas": 0, "updateStrategy": {
+        "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": value}}}
+    assert cr_errors(cr_validators, _cr("NodeSet", spec)) == []
+
+
+# ---------------------------------------------------------------- the renderer
+
+def test_renderer_helm_semantics(renderer, tmp_path):
+    chart = tmp_path / "demo"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "crds").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: demo\nversion: 1.2.3\n"
+                                      "appVersion: '9.9'\n")
+    (chart / "values.yaml").write_text("a: {b: 1, c: keep, gone: x}\nlist: [1, 2]\n"
+                                       "msg: 'hello {{ .Release.Name }}'\n")
+    (chart / "crds" / "crd.yaml").write_text("kind: CustomResourceDefinition\n# {{ raw }}\n")
+    (chart / "templates" / "_helpers.tpl").write_text(
+        '{{- define "demo.name" -}}{{ .Chart.Name }}-{{ .Release.Name }}{{- end -}}\n'
+        "kind: NeverPrinted\n")
+    (chart / "templates" / "NOTES.txt").write_text("notes {{ .Release.Name }}\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+        '  name: {{ include "demo.name" . }}\n  namespace: {{ .Release.Namespace }}\n'
+        "data:\n"
+        "  tpl: {{ tpl .Values.msg . | quote }}\n"
+        "  b: {{ .Values.a.b | quote }}\n  c: {{ .Values.a.c }}\n"
+        "  gone: {{ hasKey .Values.a \"gone\" | quote }}\n"
+        "  version: {{ .Chart.Version }}-{{ .Chart.AppVersion }}\n"
+        "  kube: {{ .Capabilities.KubeVersion.Version }}\n"
+        "  sm: {{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1\" | quote }}\n"
+        "  lookup: {{ lookup \"v1\" \"Secret\" \"ns\" \"x\" | len | quote }}\n"
+        "  yaml: {{ toYaml .Values.list | quote }}\n"
+        "  json: {{ toJson .Values.a | quote }}\n"
+        "  from: {{ (fromYaml \"x: 5\").x | quote }}\n"
+        "  template: {{ .Template.Name }}\n"
+        "  missing: '{{ .Values.nothing }}'\n"
+        "---\n# only a comment\n---\n"
+        "{{- if .Values.extra }}\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
+        "{{- end }}\n")
+    (chart / "templates" / "req.yaml").write_text(
+        '{{- if .Values.fail }}{{ fail "asked to fail" }}{{ end -}}\n'
+        '{{- required "need .Values.need" .Values.need | toString | printf "# %s" }}\n')
+    override = tmp_path / "over.yaml"
+    override.write_text("a: {gone: null, c: changed}\nextra: true\nneed: here\n")
+    r = render(renderer, chart, "-f", str(override), "--set", "a.b=7,need=x",
+               "--api-versions", "monitoring.coreos.com/v1", "--kube-version", "v1.30.2",
+               "--include-crds", check=False)
+    assert r.returncode == 0, r.stderr
+    assert "NeverPrinted" not in r.stdout and "notes" not in r.stdout
+    assert r.stdout.startswith("---\n# Source: demo/crds/crd.yaml\nkind: "
+                               "CustomResourceDefinition\n# {{ raw }}\n")
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    # Helm's install order: Secret before ConfigMap.
+    assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "Secret", "ConfigMap"]
+    data = docs[2]["data"]
+    assert docs[2]["metadata"] == {"name": "demo-rel", "namespace": "hpc"}
+    assert data == {"tpl": "hello rel", "b": "7", "c": "changed", "gone": "false",
+                    "version": "1.2.3-9.9", "kube": "v1.30.2", "sm": "true", "lookup": "0",
+                    "yaml": "- 1\n- 2", "json": '{"b":7,"c":"changed"}', "from": "5",
+                    "template": "demo/templates/cm.yaml", "missing": ""}
+    r = render(renderer, chart, check=False)
+    assert r.returncode != 0 and "need .Values.need" in r.stderr
+    r = render(renderer, chart, "--set", "need=1,fail=true", check=False)
+    assert r.returncode != 0 and "asked to fail" in r.stderr
+
+
+# ---------------------------------------------------------------- the operator chart
+
+OPERATOR_CHART = DEPLOY / "helm" / "shoal-operator"
+SHOAL_CHART = DEPLOY / "helm" / "shoal"
+
+
+def test_operator_chart_default(renderer, node_modules, cr_validators):
+    objs = render(renderer, OPERATOR_CHART, "--include-crds", namespace="shoal-system")
+    validate_all(node_modules, cr_validators, objs)
+    assert len(by_kind(objs, "CustomResourceDefinition")) == 6
+    assert by_kind(objs, "ServiceMonitor") == []
+    (dep,) = by_kind(objs, "Deployment")
+    (c,) = dep["spec"]["template"]["spec"]["containers"]
+    assert c["command"] == ["/usr/sbin/shoal-operator"] and "--leader-elect" in c["args"]
+    (sa,) = by_kind(objs, "ServiceAccount")
+    assert dep["spec"]["template"]["spec"]["serviceAccountName"] == sa["metadata"]["name"]
+    (svc,) = by_kind(objs, "Service")
+    assert svc["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
+    (binding,) = by_kind(objs, "ClusterRoleBinding")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"],
+                                    "namespace": "shoal-system"}]
+    role = next(r for r in by_kind(objs, "ClusterRole")
+                if r["metadata"]["name"] == binding["roleRef"]["name"])
+    grants = {}
+    for rule in role["rules"]:
+        for g in rule["apiGroups"]:
+            for res in rule["resources"]:
+                grants.setdefault((g, res), set()).update(rule["verbs"])
+    crud = {"get", "list", "watch", "create", "update", "patch", "delete"}
+    expect = {("", r): crud for r in ("pods", "services", "configmaps", "secrets",
+                                      "persistentvolumeclaims")}
+    expect.update({("", "pods/status"): {"get", "update", "patch"},
+                   ("", "pods/eviction"): {"create"},
+                   ("", "nodes"): {"get", "list", "watch", "patch"},
+                   ("", "events"): {"create", "patch"},
+                   ("events.k8s.io", "events"): {"create", "patch"},
+                   ("coordination.k8s.io", "leases"): crud,
+                   ("policy", "poddisruptionbudgets"): crud})
+    for plural in KINDS.values():
+        expect[("shoal.dev", plural)] = crud
+        expect[("shoal.dev", plural + "/status")] = {"get", "update", "patch"}
+        expect[("shoal.dev", plural + "/finalizers")] = {"update"}
+    for plural in ("nodesets", "loginsets"):
+        expect[("shoal.dev", plural + "/scale")] = {"get", "update", "patch"}
+    assert grants == expect
+
+
+def test_operator_chart_all_features(renderer, node_modules, cr_validators):
+    objs = render(renderer, OPERATOR_CHART, "--include-crds", "--set",
+                  "replicas=2,metrics.serviceMonitor.enabled=true,watchNamespaces=null",
+                  "--set", "image.tag=1.0.0,serviceAccount.name=op", namespace="ops")
+    validate_all(node_modules, cr_validators, objs)
+    (sm,) = by_kind(objs, "ServiceMonitor")
+    assert sm["spec"]["endpoints"][0]["port"] == "metrics"
+    (dep,) = by_kind(objs, "Deployment")
+    assert dep["spec"]["replicas"] == 2
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":1.0.0")
+    assert dep["spec"]["template"]["spec"]["serviceAccountName"] == "op"
+
+
+def test_manifest_up_to_date(renderer, node_modules, cr_validators):
+    text = (DEPLOY / "manifests" / "shoal-operator.yaml").read_text()
+    assert text == manifests_gen.render(renderer), "run deploy/manifests/generate.py"
+    objs = [d for d in yaml.safe_load_all(text) if d]
+    validate_all(node_modules, cr_validators, objs)
+    assert objs[0]["kind"] == "Namespace"
+    scrape = yaml.safe_load((DEPLOY / "manifests" / "prometheus-scrape.yaml").read_text())
+    assert {j["job_name"] for j in scrape["scrape_configs"]} >= {"shoal-controller",
+                                                                 "shoal-operator"}
+
+
+# ---------------------------------------------------------------- the cluster chart
+
+def test_shoal_chart_default(renderer, node_modules, cr_validators):
+    objs = render(renderer, SHOAL_CHART)
+    validate_all(node_modules, cr_validators, objs)
+    assert sorted(o["kind"] for o in objs) == ["Controller", "NodeSet", "Secret", "Secret"]
+    (ctl,) = by_kind(objs, "Controller")
+    secrets = {s["metadata"]["name"]: s for s in by_kind(objs, "Secret")}
+    key = base64.b64decode(secrets[ctl["spec"]["slurmKeyRef"]["name"]]["data"]["slurm.key"])
+    jwt = base64.b64decode(secrets[ctl["spec"]["jwtKeyRef"]["name"]]["data"]["jwt.key"])
+    assert re.fullmatch(rb"[A-Za-z0-9]{64}", key) and re.fullmatch(rb"[A-Za-z0-9]{64}", jwt)
+    assert key != jwt
+    (ns,) = by_kind(objs, "NodeSet")
+    assert ns["spec"]["controllerRef"] == {"name": ctl["metadata"]["name"], "namespace": "hpc"}
+    assert "annotations" not in (ctl["spec"]["template"].get("metadata") or {})
+
+
+def test_shoal_chart_all_features(renderer, node_modules, cr_validators):
+    objs = render(renderer, SHOAL_CHART, "-f", str(HERE / "values-full.yaml"),
+                  "--api-versions", "monitoring.coreos.com/v1")
+    validate_all(node_modules, cr_validators, objs)
+    kinds = sorted(o["kind"] for o in objs)
+    assert kinds == sorted(["Accounting", "ConfigMap", "ConfigMap", "ConfigMap", "Controller",
+                            "LoginSet", "NodeSet", "NodeSet", "RestApi", "Secret", "Secret",
+                            "Secret", "Secret", "ServiceMonitor", "Token"]), kinds
+    (ctl,) = by_kind(objs, "Controller")
+    spec = ctl["spec"]
+    assert spec["clusterName"] == "prod" and spec["ha"] == {"enabled": True, "replicas": 2}
+    assert spec["metrics"] == {"enabled": True, "serviceMonitor": {"enabled": True}}
+    assert spec["image"] == "registry.example.com/shoal/controller:1.2.3"
+    assert spec["accountingRef"] == {"name": "rel"}
+    cms = {c["metadata"]["name"]: c for c in by_kind(objs, "ConfigMap")}
+    assert cms[spec["configFileRefs"][0]["name"]]["data"]["gres.conf"].startswith("Name=gpu")
+    assert "prolog.sh" in cms[spec["prologScriptRefs"][0]["name"]]["data"]
+    assert "epilog.sh" in cms[spec["epilogScriptRefs"][0]["name"]]["data"]
+    secrets = {s["metadata"]["name"]: s for s in by_kind(objs, "Secret")}
+    assert base64.b64decode(secrets["rel-slurm-key"]["data"]["slurm.key"]) == \
+        b"0123456789abcdef0123456789abcdef"
+    nodesets = {n["metadata"]["name"]: n["spec"] for n in by_kind(objs, "NodeSet")}
+    assert nodesets["cpu"]["replicas"] == 4 and nodesets["gpu"]["replicas"] == 0
+    assert nodesets["gpu"]["scalingMode"] == "DaemonSet"
+    assert nodesets["cpu"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] == "25%"
+    (acct,) = by_kind(objs, "Accounting")
+    pw = acct["spec"]["storageConfig"]["passwordKeyRef"]
+    assert base64.b64decode(secrets[pw["name"]]["data"][pw["key"]]) == b"s3cret"
+    (login,) = by_kind(objs, "LoginSet")
+    sssd = login["spec"]["sssdConfRef"]
+    assert "domains" in secrets[sssd["name"]]["stringData"][sssd["key"]]
+    (tok,) = by_kind(objs, "Token")
+    assert tok["spec"]["username"] == "slurm" and tok["spec"]["lifetime"] == "1h"
+    (sm,) = by_kind(objs, "ServiceMonitor")
+    assert sm["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/name": "shoal-controller", "app.kubernetes.io/instance": "rel"}
+
+
+def test_shoal_chart_scrape_annotations_without_service_monitor(renderer, cr_validators,
+                                                               node_modules):
+    objs = render(renderer, SHOAL_CHART, "--set", "metrics.enabled=true")
+    validate_all(node_modules, cr_validators, objs)
+    assert by_kind(objs, "ServiceMonitor") == []
+    (ctl,) = by_kind(objs, "Controller")
+    ann = ctl["spec"]["template"]["metadata"]["annotations"]
+    assert ann == {"prometheus.io/scrape": "true", "prometheus.io/port": "6817",
+                   "prometheus.io/path": "/metrics"}
+
+
+def test_shoal_chart_required_values(renderer):
+    r = render(renderer, SHOAL_CHART, "--set", "accounting.enabled=true", check=False)
+    assert r.returncode != 0 and "accounting.storageConfig" in r.stderr
+
+
+# ---------------------------------------------------------------- validators catch errors
+
+def test_validators_reject_bad_objects(node_modules):
+    bad = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": "two", "selector": {},
+                     "template": {"spec": {"containers": [{"name": "c"}]}}}},
+           {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+            "spec": {"ports": [{"port": "http"}]}},
+           {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}}]
+    errs = k8s_validate(node_modules, bad)
+    assert all(errs), errs
+    assert "replicas" in errs[0] and "port" in errs[1] and "no models" in errs[2]
+
+
+def test_podsecurity_checker_rejects_bad_pod():
+    good = {"securityContext": {"runAsNonRoot": True,
+                                "seccompProfile": {"type": "RuntimeDefault"}},
+            "volumes": [{"name": "cfg", "configMap": {"name": "x"}}],
+            "containers": [{"name": "c", "securityContext": {
+                "allowPrivilegeEscalation": False,
+                "capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}}}]}
+    assert check_restricted(good) == []
+    bad = {"hostNetwork": True, "hostPID": True, "hostIPC": True,
+           "securityContext": {"seccompProfile": {"type": "Unconfined"}},
+           "volumes": [{"name": "h", "hostPath": {"path": "/"}},
+                       {"name": "n", "nfs": {"server": "s", "path": "/"}}],
+           "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}],
+                           "securityContext": {"privileged": True, "runAsUser": 0,
+                                               "capabilities": {"add": ["SYS_ADMIN"]}}}]}
+    errs = "\n".join(check_restricted(bad))
+    for needle in ["hostNetwork", "hostPID", "hostIPC", "hostPath", "type nfs", "hostPort",
+                   "privileged", "allowPrivilegeEscalation", "drop ALL", "SYS_ADMIN",
+                   "runAsNonRoot", "runAsUser: 0", "seccompProfile"]:
+        assert needle in errs, (needle, errs)
+    # Each rule on its own: a compliant pod with one change fails.
+    for mutate in [lambda p: p["containers"][0]["securityContext"].pop("capabilities"),
+                   lambda p: p["securityContext"].pop("runAsNonRoot"),
+                   lambda p: p["securityContext"].pop("seccompProfile"),
+                   lambda p: p["containers"][0]["securityContext"].update(
+                       allowPrivilegeEscalation=True)]:
+        p = copy.deepcopy(good)
+        mutate(p)
+        assert check_restricted(p), p
+
+
+# ---------------------------------------------------------------- the Dockerfile
+
+def _stages(text):
+    """{stage: [(instruction, args)]} with continuation lines joined."""
+    text = re.sub(r"\\\n", " ", text)
+    stages, cur, args = {}, None, {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        instr, _, rest = line.partition(" ")
+        instr = instr.upper()
+        if instr == "ARG" and cur is None:
+            k, _, v = rest.partition("=")
+            args[k] = v
+            continue
+        if instr == "FROM":
+            m = re.fullmatch(r"(\S+)(?:\s+AS\s+(\S+))?", rest, re.I)
+            cur = m.group(2)
+            stages[cur] = [("FROM", m.group(1))]
+            continue
+        stages[cur].append((instr, rest))
+    return stages, args
+
+
+def test_dockerfile_static(tmp_path):
+    text = (DEPLOY / "docker" / "Dockerfile").read_text()
+    stages, args = _stages(text)
+    assert set(stages) == {"builder", "base", "controller", "worker", "restapi",
+                           "accounting", "login", "operator"}
+    # Pinned base image: an explicit tag, never latest.
+    base = args["DEBIAN_IMAGE"]
+    assert re.fullmatch(r"debian:12(\.\d+)?(-slim)?(@sha256:[0-9a-f]{64})?", base), base
+    for name, instrs in stages.items():
+        image = instrs[0][1]
+        assert image in ("${DEBIAN_IMAGE}", "base"), (name, image)
+        for instr, rest in instrs:
+            assert "latest" not in rest, (name, rest)
+            if instr == "RUN" and "apt-get install" in rest:
+                assert "--no-install-recommends" in rest and "rm -rf /var/lib/apt/lists" in rest
+
+    r = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(tmp_path)],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+
+    def effective(stage):
+        chain, cur = [], stage
+        while cur in stages:
+            chain.insert(0, stages[cur])
+            cur = stages[cur][0][1]
+        return [i for instrs in chain for i in instrs]
+
+    for name in ("controller", "worker", "restapi", "accounting", "login", "operator"):
+        instrs = effective(name)
+        copied = set()
+        for instr, rest in instrs:
+            if instr == "COPY" and "--from=builder" in rest:
+                src, dst = rest.split()[1:3]
+                assert src.startswith("/staging/usr/"), src
+                assert (tmp_path / src[len("/staging/usr/"):]).exists(), (name, src)
+                copied.add(dst.rstrip("/"))
+        apt = " ".join(rest for instr, rest in instrs if instr == "RUN")
+        (cmd,) = [json.loads(rest) for instr, rest in stages[name] if instr == "CMD"]
+        exe = cmd[0]
+        if Path(exe).name.startswith("shoal"):
+            assert exe in copied or str(Path(exe).parent) in copied, (name, exe)
+            assert (tmp_path / Path(exe).relative_to("/usr")).exists(), (name, exe)
+        else:
+            assert exe == "/usr/sbin/sshd" and "openssh-server" in apt, (name, exe)
+        users = [rest for instr, rest in stages[name] if instr == "USER"]
+        if name in ("worker", "login"):
+            assert users == [], name  # root: jobs as their users, sshd
+            assert "sssd" in apt and "libnss-sss" in apt and "files sss" in apt, name
+        else:
+            # Numeric and non-root, so the kubelet can enforce runAsNonRoot.
+            assert len(users) == 1 and re.fullmatch(r"[1-9]\d*:[1-9]\d*", users[0]), name
+    operator = [r for i, r in stages["operator"] if i == "CMD"][0]
+    assert "shoal-operator" in operator
