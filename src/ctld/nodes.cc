@@ -380,6 +380,7 @@ pb::Response Controller::UpdateNode(const pb::Credential& cred, const pb::Update
           if (comma == std::string::npos) break;
           pos = comma + 1;
         }
+        if (r.dynamic()) PlaceDynamicNode(idx);  // NodeSet= partitions follow features
       } else if (key == "COMMENT") {
         r.set_comment(v);
       } else if (key == "EXTRA") {

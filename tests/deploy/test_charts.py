@@ -387,13 +387,15 @@ def test_operator_chart_default(renderer, node_modules, cr_validators):
 
 def test_operator_chart_all_features(renderer, node_modules, cr_validators):
     objs = render(renderer, OPERATOR_CHART, "--include-crds", "--set",
-                  "replicas=2,metrics.serviceMonitor.enabled=true,watchNamespaces=null",
+                  "replicas=2,metrics.serviceMonitor.enabled=true,watchNamespace=hpc",
                   "--set", "image.tag=1.0.0,serviceAccount.name=op", namespace="ops")
     validate_all(node_modules, cr_validators, objs)
     (sm,) = by_kind(objs, "ServiceMonitor")
     assert sm["spec"]["endpoints"][0]["port"] == "metrics"
     (dep,) = by_kind(objs, "Deployment")
     assert dep["spec"]["replicas"] == 2
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--namespace=hpc" in args and "--health-port=8081" in args, args
     assert dep["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":1.0.0")
     assert dep["spec"]["template"]["spec"]["serviceAccountName"] == "op"
 
@@ -603,3 +605,20 @@ def test_dockerfile_static(tmp_path):
             assert len(users) == 1 and re.fullmatch(r"[1-9]\d*:[1-9]\d*", users[0]), name
     operator = [r for i, r in stages["operator"] if i == "CMD"][0]
     assert "shoal-operator" in operator
+
+
+def test_operator_chart_flags_are_the_operators(renderer):
+    """Every flag the chart passes is one shoal-operator documents (its --help), so the chart
+    cannot drift from the binary."""
+    binary = BUILD / "sbin" / "shoal-operator"
+    assert binary.exists(), f"{binary} not built"
+    usage = subprocess.run([str(binary), "--help"], capture_output=True, text=True,
+                           timeout=10).stdout
+    objs = render(renderer, OPERATOR_CHART, "--set", "watchNamespace=hpc,logLevel=debug",
+                  namespace="shoal-system")
+    (dep,) = by_kind(objs, "Deployment")
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args, "the chart passes no flags"
+    for arg in args:
+        flag = arg.split("=", 1)[0]
+        assert flag in usage.split(), f"{flag} (from the chart) is not a shoal-operator flag"
