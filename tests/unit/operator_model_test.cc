@@ -130,7 +130,7 @@ TEST(OperatorConf, SlurmConfParsesBackWithShoalsParser) {
   EXPECT_EQ(conf->ControllerAddr(), "c-0.c-headless.hpc.svc");
   EXPECT_EQ(conf->Get("AuthAltTypes"), "auth/jwt");
   EXPECT_EQ(conf->Get("AuthAltParameters"), "jwt_key=/etc/shoal/jwt/jwt.key");
-  EXPECT_EQ(conf->Get("SlurmctldParameters"), "enable_configless");
+  EXPECT_EQ(conf->Get("SlurmctldParameters"), "enable_configless,shoal_watch_config");
   EXPECT_EQ(conf->StateSaveLocation(), "/var/spool/shoalctld");
   EXPECT_EQ(conf->Get("MetricsType"), "metrics/openmetrics");
   EXPECT_EQ(conf->Get("AccountingStorageType"), "accounting_storage/slurmdbd");

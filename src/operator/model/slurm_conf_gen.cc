@@ -49,7 +49,10 @@ Result<std::string> GenerateSlurmConf(const ConfInputs& in) {
   o << "AuthInfo=key=" << kAuthKeyFile << "\n";
   o << "AuthAltTypes=auth/jwt\n";
   o << "AuthAltParameters=jwt_key=" << kJwtKeyFile << "\n";
-  o << "SlurmctldParameters=enable_configless\n";
+  // shoal_watch_config: the controller rereads slurm.conf when the kubelet refreshes the
+  // mounted ConfigMap (lazily, up to a minute after it changed), as Slinky's reconfigure
+  // sidecar does; the operator's own `scontrol reconfigure` may come before the refresh.
+  o << "SlurmctldParameters=enable_configless,shoal_watch_config\n";
   o << "StateSaveLocation=" << kStateDir << "\n";
   o << "SlurmdSpoolDir=/var/spool/shoald/%n\n";
   o << "ReturnToService=2\n";

@@ -1,0 +1,174 @@
+"""shoal-operator operations (issue 9), end to end against the fake API server and the kubelet
+simulator: an HA controller (two pods sharing the state volume) fails over without losing a job;
+a Controller config change is applied with no controller restart; a crashed controller comes back
+with its state; deleting a NodeSet whose partition old jobs still name breaks nothing; a Token
+becomes a Secret holding a JWT the controller accepts."""
+
+import base64
+import os
+import secrets
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from k8s_env import NS, K8s, ready, wait
+
+CTL_SEL = "app.kubernetes.io/name=shoal-controller"
+
+
+def controller_cr(extra=""):
+    return {"apiVersion": "shoal.dev/v1alpha1", "kind": "Controller",
+            "metadata": {"name": "shoal", "namespace": NS},
+            "spec": {"clusterName": "k8s", "ha": {"enabled": True, "replicas": 2},
+                     "slurmKeyRef": {"name": "shoal-slurm-key", "key": "slurm.key"},
+                     "jwtKeyRef": {"name": "shoal-jwt-key", "key": "jwt.key"},
+                     "extraConf": "KillWait=5\n" + extra}}
+
+
+def nodeset_cr(name, replicas):
+    return {"apiVersion": "shoal.dev/v1alpha1", "kind": "NodeSet",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"controllerRef": {"name": "shoal"}, "replicas": replicas,
+                     "image": "shoal/worker:1",
+                     "partition": {"enabled": True, "config": "MaxTime=UNLIMITED"}}}
+
+
+@pytest.fixture(scope="module")
+def env(request):
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces)")
+    k = K8s(k8s_nodes=("k1", "k2")).start()
+    try:
+        k.secret("shoal-slurm-key", {"slurm.key": secrets.token_bytes(32)})
+        k.secret("shoal-jwt-key", {"jwt.key": secrets.token_hex(32)})
+        k.start_operator()
+        k.apply(controller_cr())
+        k.apply(nodeset_cr("cpu", 2))
+        k.work = Path(tempfile.mkdtemp(prefix="shoal-k8s-work-", dir="/tmp"))
+        os.chmod(k.work, 0o777)
+        yield k
+    finally:
+        k.stop(keep=request.session.testsfailed > 0)
+        shutil.rmtree(getattr(k, "work", "/nonexistent"), ignore_errors=True)
+
+
+def controllers(env):
+    return {p["metadata"]["name"]: p for p in env.pods(CTL_SEL)
+            if not p["metadata"].get("deletionTimestamp")}
+
+
+def active(env):
+    """The ready (serving) controller pod's name, or None."""
+    ready_ones = [n for n, p in controllers(env).items() if ready(p)]
+    return ready_ones[0] if len(ready_ones) == 1 else None
+
+
+def ctl(env, *argv, pod=None, extra_env=None):
+    return env.in_pod(pod or active(env) or "shoal-0", *argv, cwd=env.work, env=extra_env)
+
+
+def node_states(env):
+    r = ctl(env, "sinfo", "-h", "-N", "-o", "%N %P %t")
+    if r.returncode != 0:
+        return {}
+    return {(f[0], f[1].rstrip("*")): f[2] for f in
+            (line.split() for line in r.stdout.strip().split("\n") if line.strip())}
+
+
+def submit(env, *args):
+    r = ctl(env, "sbatch", "--parsable", "-D", str(env.work), *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout.strip().split(";")[0]
+
+
+def job_state(env, job):
+    r = ctl(env, "scontrol", "show", "job", job)
+    for tok in r.stdout.split():
+        if tok.startswith("JobState="):
+            return tok.split("=", 1)[1]
+    return None
+
+
+def wait_job(env, job, states=("COMPLETED",), timeout=90):
+    return wait(lambda: job_state(env, job) in states, timeout, f"job {job} to be {states}")
+
+
+def test_ha_controllers_one_active_and_workers_register(env):
+    wait(lambda: len(controllers(env)) == 2, 60, "two controller pods")
+    wait(lambda: active(env), 90, "one active controller")
+    # The other one is a standby: running, not ready, answering "standby".
+    standby = [n for n in controllers(env) if n != active(env)][0]
+    wait(lambda: controllers(env)[standby]["status"].get("phase") == "Running", 30,
+         "the standby to run")
+    assert not ready(controllers(env)[standby])
+    wait(lambda: sorted(s for (n, p), s in node_states(env).items() if p == "cpu") ==
+         ["idle", "idle"], 120, "two idle workers in partition cpu")
+
+
+def test_config_change_applies_without_controller_restart(env):
+    uids = {n: p["metadata"]["uid"] for n, p in controllers(env).items()}
+    restarts = {n: p["status"]["containerStatuses"][0].get("restartCount", 0)
+                for n, p in controllers(env).items()}
+    env.apply(controller_cr("PartitionName=extra Nodes=ALL MaxTime=10\n"))
+    wait(lambda: ctl(env, "sinfo", "-h", "-p", "extra", "-o", "%P %l").stdout.strip()
+         == "extra 10:00", 90, "partition extra to appear after the config change")
+    now = controllers(env)
+    assert {n: p["metadata"]["uid"] for n, p in now.items()} == uids
+    assert {n: p["status"]["containerStatuses"][0].get("restartCount", 0)
+            for n, p in now.items()} == restarts
+
+
+def test_failover_loses_no_job(env):
+    first = active(env)
+    running = submit(env, "-p", "cpu", "--wrap", "sleep 15; echo survived")
+    held = submit(env, "-p", "cpu", "-H", "--wrap", "echo held ran")
+    wait_job(env, running, states=("RUNNING",), timeout=30)
+    # kill -9 of the active controller's process: the standby takes the state lock over.
+    os.kill(env.container_pid(first), signal.SIGKILL)
+    wait(lambda: job_state(env, held) == "PENDING", 60, "a controller to serve the jobs again")
+    assert job_state(env, running) in ("RUNNING", "COMPLETED")
+    ctl(env, "scontrol", "release", held)
+    wait_job(env, held)
+    wait_job(env, running)
+    assert (env.work / f"slurm-{running}.out").read_text() == "survived\n"
+    # Both controller pods are back: one active, one standby.
+    wait(lambda: len(controllers(env)) == 2 and active(env), 60, "two controllers again")
+
+
+def test_deleting_a_nodeset_that_jobs_name_breaks_nothing(env):
+    env.apply(nodeset_cr("gpu", 1))
+    wait(lambda: node_states(env).get(("gpu-0", "gpu")) == "idle", 120, "gpu-0 idle")
+    job = submit(env, "-p", "gpu", "--wrap", "echo on gpu")
+    wait_job(env, job)
+    pending = submit(env, "-p", "gpu", "-H", "--wrap", "echo never")
+    env.kubectl("delete", "nodeset", "gpu", "--wait=false")
+    wait(lambda: not [k for k in node_states(env) if k[1] == "gpu"], 120,
+         "partition gpu and its node to go")
+    # The controller serves on, the old job records are still there, the cpu workers work.
+    assert job_state(env, job) == "COMPLETED"
+    assert job_state(env, pending) is not None
+    again = submit(env, "-p", "cpu", "--wrap", "echo still fine")
+    wait_job(env, again)
+    assert active(env)
+
+
+def test_token_secret_holds_a_jwt_the_controller_accepts(env):
+    env.apply({"apiVersion": "shoal.dev/v1alpha1", "kind": "Token",
+               "metadata": {"name": "alice-token", "namespace": NS},
+               "spec": {"jwtKeyRef": {"name": "shoal-jwt-key", "key": "jwt.key"},
+                        "username": "root", "lifetime": "15m",
+                        "secretRef": {"name": "alice-jwt", "key": "auth-token"}}})
+    secret = wait(lambda: env.call("GET", f"/api/v1/namespaces/{NS}/secrets/alice-jwt",
+                                   ok404=True), 60, "the token's Secret")
+    token = base64.b64decode(secret["data"]["auth-token"]).decode()
+    assert token.count(".") == 2
+    r = ctl(env, "squeue", "-h", extra_env={"SLURM_JWT": token})
+    assert r.returncode == 0, r.stderr
+    r = ctl(env, "squeue", "-h", extra_env={"SLURM_JWT": token[:-3] + "AAA"})
+    assert r.returncode != 0
+    tok = env.cr("tokens", "alice-token")
+    assert tok["status"].get("issuedAt") and tok["status"].get("expiresAt")
+    # (Its refresh before expiry is unit-tested in operator_plans_test.)
