@@ -6,13 +6,18 @@ a job."""
 import os
 import secrets
 import shutil
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO
 from k8s_env import NS, K8s, condition_types, ready, wait
+
+sys.path.insert(0, str(REPO / "tests" / "deploy"))
+import podsecurity  # noqa: E402
 
 EXAMPLE = REPO.parent / "shared" / "examples" / "hello-env.sbatch"
 if not EXAMPLE.exists():
@@ -135,6 +140,31 @@ def test_three_workers_register_and_run_hello_env(env):
     # The RestApi pod serves the REST API against the same controller.
     wait(lambda: env.pods("app.kubernetes.io/name=shoal-restapi") and
          ready(env.pods("app.kubernetes.io/name=shoal-restapi")[0]), 60, "the restapi pod")
+    # The pods the operator makes that need no privileges meet PodSecurity "restricted".
+    for name in ("shoal-controller", "shoal-restapi"):
+        for pod in env.pods(f"app.kubernetes.io/name={name}"):
+            assert podsecurity.check_restricted(pod["spec"]) == [], (name, pod["spec"])
+
+
+def test_admin_drain_is_mirrored_to_the_pod_and_never_resumed(env):
+    wait(lambda: node_states(env).get("cpu-1") == "idle", 60, "cpu-1 idle")
+    r = ctl(env, "scontrol", "update", "NodeName=cpu-1", "State=DRAIN", "Reason=bad dimm")
+    assert r.returncode == 0, r.stderr
+
+    def mirrored():
+        pod = env.pod("cpu-1")
+        ann = pod["metadata"].get("annotations", {})
+        return (ann.get("nodeset.shoal.dev/node-drain") == "bad dimm" and
+                "ShoalNodeStateDrain" in condition_types(pod))
+    wait(mirrored, 30, "the admin drain on cpu-1's pod (annotation and condition)")
+    msg = [c for c in env.pod("cpu-1")["status"]["conditions"]
+           if c["type"] == "ShoalNodeStateDrain"][0]["message"]
+    assert msg == "bad dimm"
+    time.sleep(12)  # more than one reconcile: the operator must leave it alone
+    assert node_states(env)["cpu-1"].startswith("drain"), node_states(env)
+    ctl(env, "scontrol", "update", "NodeName=cpu-1", "State=RESUME")
+    wait(lambda: "nodeset.shoal.dev/node-drain" not in
+         env.pod("cpu-1")["metadata"].get("annotations", {}), 30, "the annotation to go")
 
 
 def test_scale_in_drains_busy_worker_and_never_kills_its_job(env):

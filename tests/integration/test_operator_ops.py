@@ -155,6 +155,21 @@ def test_deleting_a_nodeset_that_jobs_name_breaks_nothing(env):
     assert active(env)
 
 
+def test_nodeset_in_a_tenant_namespace_joins_the_shared_controller(env):
+    env.call("POST", "/api/v1/namespaces", {"metadata": {"name": "team-a"}})
+    ns = nodeset_cr("teama", 1)
+    ns["metadata"]["namespace"] = "team-a"
+    ns["spec"]["controllerRef"] = {"name": "shoal", "namespace": NS}
+    env.apply(ns)
+    wait(lambda: node_states(env).get(("teama-0", "teama")) == "idle", 120,
+         "the tenant's worker idle in its partition")
+    pod = env.call("GET", "/api/v1/namespaces/team-a/pods/teama-0")
+    assert pod["metadata"]["namespace"] == "team-a"
+    job = submit(env, "-p", "teama", "--wrap", "echo tenant ran on $SLURMD_NODENAME")
+    wait_job(env, job)
+    assert (env.work / f"slurm-{job}.out").read_text() == "tenant ran on teama-0\n"
+
+
 def test_token_secret_holds_a_jwt_the_controller_accepts(env):
     env.apply({"apiVersion": "shoal.dev/v1alpha1", "kind": "Token",
                "metadata": {"name": "alice-token", "namespace": NS},
