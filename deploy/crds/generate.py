@@ -160,6 +160,10 @@ def controller_status():
         "observedGeneration": observed_generation(),
         "conditions": conditions(),
         "configHash": string("Hash of the configuration last applied."),
+        "configChangedAt": integer("When the configuration last changed (unix seconds).",
+                                   format="int64"),
+        "reconfigureStage": integer("0: reconfigure pending; 1: done once, again after the "
+                                    "kubelet's ConfigMap sync; 2: done.", minimum=0, maximum=2),
         "leader": string("Pod running the active controller.")})
 
 

@@ -132,6 +132,32 @@ class K8s:
         self.call("POST", f"/api/v1/namespaces/{NS}/secrets",
                   {"metadata": {"name": name}, "type": "Opaque", "data": enc})
 
+    # --- Shoal, from inside the controller pod ------------------------------------------
+
+    def ctl_pod(self):
+        """The controller pod to run commands in (a test may pick the active one of a pair)."""
+        return "shoal-0"
+
+    def ctl(self, *argv, pod=None, env=None):
+        return self.in_pod(pod or self.ctl_pod(), *argv, cwd=self.work, env=env)
+
+    def submit(self, *args, script=None):
+        argv = ["sbatch", "--parsable", "-D", str(self.work), *args]
+        if script is not None:
+            argv.append(str(script))
+        r = self.ctl(*argv)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout.strip().split(";")[0]
+
+    def job_state(self, job):
+        for tok in self.ctl("scontrol", "show", "job", job).stdout.split():
+            if tok.startswith("JobState="):
+                return tok.split("=", 1)[1]
+        return None
+
+    def wait_job(self, job, states=("COMPLETED",), timeout=120):
+        return wait(lambda: self.job_state(job) in states, timeout, f"job {job} to be {states}")
+
     # --- inside pods -----------------------------------------------------------------------
 
     def container_pid(self, pod_name):
@@ -141,7 +167,12 @@ class K8s:
 
     def in_pod(self, pod_name, *argv, cwd=None, timeout=30, env=None):
         """Runs argv in the pod's mount, UTS and network namespaces (its /etc/slurm, its DNS)."""
-        run_env = {"PATH": f"{BIN}:{SBIN}:/usr/bin:/bin", "SLURM_CONF": "/etc/slurm/slurm.conf"}
+        pod = self.pod(pod_name)
+        run_env = {"PATH": f"{BIN}:{SBIN}:/usr/bin:/bin"}
+        # The container's own SLURM_CONF (where the operator mounted the configuration).
+        for e in pod["spec"]["containers"][0].get("env") or []:
+            if e["name"] == "SLURM_CONF" and "value" in e:
+                run_env["SLURM_CONF"] = e["value"]
         run_env.update(env or {})
         pid = self.container_pid(pod_name)
         return subprocess.run(["nsenter", "-t", str(pid), "-m", "-u", "-n", "--", *argv],

@@ -74,8 +74,7 @@ def env(request):
 
 
 def ctl(env, *argv):
-    r = env.in_pod("shoal-0", *argv, cwd=env.work)
-    return r
+    return env.ctl(*argv)
 
 
 def node_states(env):
@@ -91,24 +90,15 @@ def worker_names(env):
 
 
 def submit(env, *args, script=None):
-    argv = ["sbatch", "--parsable", "-D", str(env.work), *args]
-    if script is not None:
-        argv.append(str(script))
-    r = ctl(env, *argv)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout.strip().split(";")[0]
+    return env.submit(*args, script=script)
 
 
 def job_state(env, job):
-    r = ctl(env, "scontrol", "show", "job", job)
-    for tok in r.stdout.split():
-        if tok.startswith("JobState="):
-            return tok.split("=", 1)[1]
-    return None
+    return env.job_state(job)
 
 
 def wait_job(env, job, states=("COMPLETED",), timeout=120):
-    return wait(lambda: job_state(env, job) in states, timeout, f"job {job} to be {states}")
+    return env.wait_job(job, states, timeout)
 
 
 def test_three_workers_register_and_run_hello_env(env):

@@ -49,6 +49,8 @@ def env(request):
         k.apply(nodeset_cr("cpu", 2))
         k.work = Path(tempfile.mkdtemp(prefix="shoal-k8s-work-", dir="/tmp"))
         os.chmod(k.work, 0o777)
+        # Commands go to the active controller of the pair.
+        k.ctl_pod = lambda: active(k) or "shoal-0"
         yield k
     finally:
         k.stop(keep=request.session.testsfailed > 0)
@@ -66,8 +68,8 @@ def active(env):
     return ready_ones[0] if len(ready_ones) == 1 else None
 
 
-def ctl(env, *argv, pod=None, extra_env=None):
-    return env.in_pod(pod or active(env) or "shoal-0", *argv, cwd=env.work, env=extra_env)
+def ctl(env, *argv, extra_env=None):
+    return env.ctl(*argv, env=extra_env)
 
 
 def node_states(env):
@@ -79,21 +81,15 @@ def node_states(env):
 
 
 def submit(env, *args):
-    r = ctl(env, "sbatch", "--parsable", "-D", str(env.work), *args)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout.strip().split(";")[0]
+    return env.submit(*args)
 
 
 def job_state(env, job):
-    r = ctl(env, "scontrol", "show", "job", job)
-    for tok in r.stdout.split():
-        if tok.startswith("JobState="):
-            return tok.split("=", 1)[1]
-    return None
+    return env.job_state(job)
 
 
 def wait_job(env, job, states=("COMPLETED",), timeout=90):
-    return wait(lambda: job_state(env, job) in states, timeout, f"job {job} to be {states}")
+    return env.wait_job(job, states, timeout)
 
 
 def test_ha_controllers_one_active_and_workers_register(env):
@@ -115,6 +111,9 @@ def test_config_change_applies_without_controller_restart(env):
     env.apply(controller_cr("PartitionName=extra Nodes=ALL MaxTime=10\n"))
     wait(lambda: ctl(env, "sinfo", "-h", "-p", "extra", "-o", "%P %l").stdout.strip()
          == "extra 10:00", 90, "partition extra to appear after the config change")
+    # The operator records that it reconfigured (and so does not again on every resync).
+    wait(lambda: env.cr("controllers", "shoal")["status"].get("reconfigureStage", 0) >= 1, 30,
+         "the Controller status to record the reconfigure")
     now = controllers(env)
     assert {n: p["metadata"]["uid"] for n, p in now.items()} == uids
     assert {n: p["status"]["containerStatuses"][0].get("restartCount", 0)

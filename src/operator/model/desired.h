@@ -18,6 +18,11 @@ void ApplyTemplate(const Json& tmpl, Json* pod);
 // RuntimeDefault seccomp) and the pod-level one.
 Json RestrictedContainerSecurity();
 Json RestrictedPodSecurity(int uid);
+// A pod of one container running as Shoal's non-root user (PodSecurity "restricted"), owned by
+// `cr`: `extra_spec` fields (hostname, subdomain, grace period) are merged into its spec, the
+// CR's `tmpl` applied, and the spec hash stamped last.
+Json RestrictedPod(const Json& cr, const std::string& pod_name, const Json& labels, Json container,
+                   Json volumes, const Json& extra_spec, const Json& tmpl);
 
 // Controller <c>.
 Json ControllerConfigMap(const Json& cr, const std::map<std::string, std::string>& files);

@@ -1,8 +1,26 @@
 // Shared pieces of the desired objects: template merging and security contexts.
 #include "operator/model/desired.h"
+#include "operator/model/slurm_conf_gen.h"
 #include "operator/model/util.h"
 
 namespace shoal::op {
+
+Json RestrictedPod(const Json& cr, const std::string& pod_name, const Json& labels, Json container,
+                   Json volumes, const Json& extra_spec, const Json& tmpl) {
+  Json spec{{"restartPolicy", "Always"},
+            {"enableServiceLinks", false},
+            {"securityContext", RestrictedPodSecurity(kShoalUid)},
+            {"containers", Json::array({std::move(container)})},
+            {"volumes", std::move(volumes)}};
+  for (const auto& [k, v] : extra_spec.items()) spec[k] = v;
+  Json pod{{"apiVersion", "v1"},
+           {"kind", "Pod"},
+           {"metadata", OwnedMeta(cr, pod_name, labels)},
+           {"spec", std::move(spec)}};
+  ApplyTemplate(tmpl, &pod);
+  StampSpecHash(&pod);
+  return pod;
+}
 
 void ApplyTemplate(const Json& tmpl, Json* pod) {
   if (!tmpl.is_object()) return;

@@ -145,21 +145,11 @@ Json ControllerPod(const Json& cr, const ControllerSpec& spec, int index) {
                             {"failureThreshold", 90}}},
       {"volumeMounts", mounts},
       {"securityContext", RestrictedContainerSecurity()}};
-  Json pod{{"apiVersion", "v1"},
-           {"kind", "Pod"},
-           {"metadata", OwnedMeta(cr, pod_name, labels)},
-           {"spec",
-            {{"hostname", pod_name},
-             {"subdomain", name + "-headless"},
-             {"restartPolicy", "Always"},
-             {"terminationGracePeriodSeconds", 30},
-             {"enableServiceLinks", false},
-             {"securityContext", RestrictedPodSecurity(kShoalUid)},
-             {"containers", Json::array({container})},
-             {"volumes", volumes}}}};
-  ApplyTemplate(spec.tmpl, &pod);
-  StampSpecHash(&pod);
-  return pod;
+  return RestrictedPod(cr, pod_name, labels, std::move(container), std::move(volumes),
+                       {{"hostname", pod_name},
+                        {"subdomain", name + "-headless"},
+                        {"terminationGracePeriodSeconds", 30}},
+                       spec.tmpl);
 }
 
 }  // namespace shoal::op

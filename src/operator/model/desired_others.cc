@@ -152,19 +152,8 @@ Json AccountingPod(const Json& cr, const AccountingSpec& spec) {
       {"readinessProbe", {{"tcpSocket", {{"port", spec.service.port}}}, {"periodSeconds", 5}}},
       {"volumeMounts", mounts},
       {"securityContext", RestrictedContainerSecurity()}};
-  Json pod{{"apiVersion", "v1"},
-           {"kind", "Pod"},
-           {"metadata", OwnedMeta(cr, name + "-0", labels)},
-           {"spec",
-            {{"hostname", name + "-0"},
-             {"restartPolicy", "Always"},
-             {"enableServiceLinks", false},
-             {"securityContext", RestrictedPodSecurity(kShoalUid)},
-             {"containers", Json::array({container})},
-             {"volumes", volumes}}}};
-  ApplyTemplate(spec.tmpl, &pod);
-  StampSpecHash(&pod);
-  return pod;
+  return RestrictedPod(cr, name + "-0", labels, std::move(container), std::move(volumes),
+                       {{"hostname", name + "-0"}}, spec.tmpl);
 }
 
 Json AccountingService(const Json& cr, const AccountingSpec& spec) {
@@ -207,19 +196,8 @@ Json RestApiPod(const Json& cr, const RestApiSpec& spec, const std::string& cont
                  {"readinessProbe", {{"tcpSocket", {{"port", 6820}}}, {"periodSeconds", 5}}},
                  {"volumeMounts", mounts},
                  {"securityContext", RestrictedContainerSecurity()}};
-  std::string pod_name = name + "-" + std::to_string(index);
-  Json pod{{"apiVersion", "v1"},
-           {"kind", "Pod"},
-           {"metadata", OwnedMeta(cr, pod_name, labels)},
-           {"spec",
-            {{"restartPolicy", "Always"},
-             {"enableServiceLinks", false},
-             {"securityContext", RestrictedPodSecurity(kShoalUid)},
-             {"containers", Json::array({container})},
-             {"volumes", volumes}}}};
-  ApplyTemplate(spec.tmpl, &pod);
-  StampSpecHash(&pod);
-  return pod;
+  return RestrictedPod(cr, name + "-" + std::to_string(index), labels, std::move(container),
+                       std::move(volumes), Json::object(), spec.tmpl);
 }
 
 Json RestApiService(const Json& cr, const RestApiSpec& spec) {
