@@ -11,20 +11,10 @@ namespace {
 // Slurm's MessageTimeout default is 10 s; commands wait that long for an answer.
 constexpr int kCallTimeoutMs = 10000;
 
-// Connects to the first controller that answers, primary first (SlurmctldHost= order).
-Result<RpcClient> ConnectController(const SlurmConf& conf, int timeout_ms, size_t first = 0) {
-  auto addrs = conf.ControllerAddresses();
-  Status last = Error(ErrorCode::kUnavailable, "no controller configured");
-  for (size_t i = first; i < addrs.size(); ++i) {
-    auto client = RpcClient::Connect(addrs[i], timeout_ms);
-    if (client) return client;
-    last = client.status();
-  }
-  return last;
-}
-
 // Whether a serialized answer is a standby controller's "try another" (then the next is tried).
 bool IsStandbyAnswer(const std::string& bytes) {
+  // A standby's answer is a few dozen bytes: a large query answer is never parsed twice.
+  if (bytes.size() > 256) return false;
   pb::Response r;
   return r.ParseFromString(bytes) && r.rc() == static_cast<int>(ErrorCode::kInStandby);
 }
@@ -49,14 +39,13 @@ Result<std::string> CallControllerBytes(const ClientContext& ctx, const pb::Requ
   if (!cred) return cred.status();
   int timeout_ms = kCallTimeoutMs;
   if (auto t = ctx.conf.GetInt("MessageTimeout", 10); t && *t > 0) timeout_ms = int(*t) * 1000;
-  size_t n = ctx.conf.ControllerAddresses().size();
+  // Each SlurmctldHost in order: one that is down or answers as a standby sends us on.
   Result<std::string> response = Error(ErrorCode::kUnavailable, "connect failure");
-  for (size_t i = 0; i < n; ++i) {
-    auto client = ConnectController(ctx.conf, timeout_ms, i);
-    if (!client) break;
+  for (const std::string& addr : ctx.conf.ControllerAddresses()) {
+    auto client = RpcClient::Connect(addr, timeout_ms);
+    if (!client) continue;
     auto id = client->SendRaw(body, *cred, timeout_ms);
     response = id ? client->ReceiveBody(*id, timeout_ms) : Result<std::string>(id.status());
-    // A backup in standby (or a primary that became one) sends us to the next controller.
     if (!response || !IsStandbyAnswer(*response)) break;
   }
   if (!response)
@@ -103,12 +92,11 @@ Result<HeldCall> CallControllerHeld(const ClientContext& ctx, const pb::Request&
   std::string body = request.SerializeAsString();
   auto cred = SignForCaller(ctx, body);
   if (!cred) return cred.status();
-  size_t n = ctx.conf.ControllerAddresses().size();
   Result<RpcClient> client = Error(ErrorCode::kUnavailable, "connect failure");
   Result<pb::Response> response = Error(ErrorCode::kUnavailable, "connect failure");
-  for (size_t i = 0; i < n; ++i) {
-    client = ConnectController(ctx.conf, kCallTimeoutMs, i);
-    if (!client) break;
+  for (const std::string& addr : ctx.conf.ControllerAddresses()) {
+    client = RpcClient::Connect(addr, kCallTimeoutMs);
+    if (!client) continue;
     // The longest wait poll() takes (24 days) stands for "as long as it takes".
     response = client->CallRaw(body, *cred, timeout_ms < 0 ? 0x7fffffff : timeout_ms);
     if (!response || response->rc() != static_cast<int>(ErrorCode::kInStandby)) break;

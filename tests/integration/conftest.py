@@ -14,6 +14,8 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,17 @@ FINISHED_STATES = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "
 # ------------------------------------------------------------------------------------------
 # Processes
 # ------------------------------------------------------------------------------------------
+
+def http_status(port, path):
+    """The HTTP status of GET http://127.0.0.1:port/path (None when nothing answers)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return None
+
 
 def pid_alive(pid):
     """True while `pid` runs; a zombie counts as gone."""

@@ -4,28 +4,15 @@ when the active one dies, with every acknowledged job intact."""
 
 import re
 import socket
-import subprocess
 import time
-import urllib.error
-import urllib.request
 
-from conftest import SBIN, wait_until
+from conftest import SBIN, http_status, wait_until
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def http_status(port, path):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
-    except OSError:
-        return None
 
 
 def test_standby_answers_then_takes_over(cluster):

@@ -161,6 +161,11 @@ def test_nodeset_feature_places_dynamic_nodes(cluster):
     # (debug is the harness's Nodes=ALL partition: every dynamic node is in it.)
     assert partitions_of("g1") == ["debug", "gpus"]
     assert partitions_of("c1") == ["debug"]
+    # Changing a dynamic node's features moves it (the operator sets k8s/ features this way).
+    c.run(["scontrol", "update", "NodeName=c1", "Features=cpu,gpu"])
+    assert partitions_of("c1") == ["debug", "gpus"]
+    c.run(["scontrol", "update", "NodeName=c1", "Features=cpu"])
+    assert partitions_of("c1") == ["debug"]
     # A node that registers by itself (shoald -Z) with the feature joins too, and runs its job.
     port = free_port()
     c._spawn("g2", [SBIN / "shoald", "-D", "-f", c.conf_path, "-Z", "-N", "g2",

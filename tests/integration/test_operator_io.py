@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 import yaml
 
-from conftest import REPO, SBIN, wait_until
+from conftest import REPO, SBIN, http_status, wait_until
 
 sys.path.insert(0, str(REPO))
 from tests.k8s.fakekube import FakeKube  # noqa: E402
@@ -86,16 +86,6 @@ def log_of(api, name):
         return (api.tmp / f"{name}.log").read_text()
     except OSError:
         return ""
-
-
-def http_status(port, path):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
-    except OSError:
-        return None
 
 
 def holder(api):

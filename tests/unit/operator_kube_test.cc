@@ -9,6 +9,7 @@
 #include "operator/kube/client.h"
 #include "operator/kube/leader.h"
 #include "operator/manager.h"
+#include "operator/model/util.h"
 #include "operator/shoal_api.h"
 
 namespace shoal {
@@ -171,10 +172,10 @@ TEST(Watch, LinesSpanChunks) {
 
 TEST(Lease, MicroTime) {
   EXPECT_EQ(kube::FormatMicroTime(1767323045123456), "2026-01-02T03:04:05.123456Z");
-  EXPECT_EQ(*kube::ParseMicroTime("2026-01-02T03:04:05.123456Z"), 1767323045123456);
-  EXPECT_EQ(*kube::ParseMicroTime("2026-01-02T03:04:05Z"), 1767323045000000);
-  EXPECT_EQ(*kube::ParseMicroTime("2026-01-02T05:04:05.5+02:00"), 1767323045500000);
-  EXPECT_FALSE(kube::ParseMicroTime("2026-01-02 03:04:05").ok());
+  EXPECT_EQ(*op::ParseRfc3339Micros("2026-01-02T03:04:05.123456Z"), 1767323045123456);
+  EXPECT_EQ(*op::ParseRfc3339Micros("2026-01-02T03:04:05Z"), 1767323045000000);
+  EXPECT_EQ(*op::ParseRfc3339Micros("2026-01-02T05:04:05.5+02:00"), 1767323045500000);
+  EXPECT_FALSE(op::ParseRfc3339Micros("2026-01-02 03:04:05").has_value());
 }
 
 TEST(Lease, Decisions) {

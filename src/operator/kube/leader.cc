@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "operator/model/util.h"
 
 namespace shoal::kube {
 namespace {
@@ -47,52 +48,6 @@ std::string FormatMicroTime(int64_t us) {
   return buf;
 }
 
-Result<int64_t> ParseMicroTime(std::string_view text) {
-  std::tm tm{};
-  int y, mo, d, h, mi, s;
-  std::string t(text);
-  int consumed = 0;
-  if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &consumed) !=
-          6 ||
-      consumed != 19)
-    return InvalidArgument("bad time: " + t);
-  size_t i = 19;
-  int64_t frac = 0;
-  if (i < t.size() && t[i] == '.') {
-    ++i;
-    int digits = 0;
-    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
-      if (digits < 6) {
-        frac = frac * 10 + (t[i] - '0');
-        ++digits;
-      }
-      ++i;
-    }
-    while (digits++ < 6) frac *= 10;
-  }
-  int64_t offset = 0;
-  if (i < t.size() && (t[i] == 'Z' || t[i] == 'z')) {
-    ++i;
-  } else if (i < t.size() && (t[i] == '+' || t[i] == '-')) {
-    int oh, om;
-    if (std::sscanf(t.c_str() + i + 1, "%2d:%2d", &oh, &om) != 2)
-      return InvalidArgument("bad time offset: " + t);
-    offset = (oh * 3600 + om * 60) * (t[i] == '+' ? 1 : -1);
-    i += 6;
-  } else {
-    return InvalidArgument("time without zone: " + t);
-  }
-  if (i != t.size()) return InvalidArgument("bad time: " + t);
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = s;
-  int64_t secs = static_cast<int64_t>(timegm(&tm)) - offset;
-  return secs * 1000000 + frac;
-}
-
 LeaseAction DecideLease(const Json& lease, std::string_view identity, int64_t now_us) {
   if (!lease.is_object()) return LeaseAction::kCreate;
   const Json& spec = Spec(lease);
@@ -100,7 +55,7 @@ LeaseAction DecideLease(const Json& lease, std::string_view identity, int64_t no
   if (holder == identity && !holder.empty()) return LeaseAction::kRenew;
   if (holder.empty()) return LeaseAction::kTakeOver;
   int64_t duration = spec.value("leaseDurationSeconds", 15);
-  auto renew = ParseMicroTime(spec.value("renewTime", spec.value("acquireTime", "")));
+  auto renew = op::ParseRfc3339Micros(spec.value("renewTime", spec.value("acquireTime", "")));
   // A lease whose time cannot be read is treated as expired: nobody could renew it usefully.
   if (!renew || *renew + duration * 1000000 < now_us) return LeaseAction::kTakeOver;
   return LeaseAction::kWait;

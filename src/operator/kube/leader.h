@@ -18,8 +18,6 @@ namespace shoal::kube {
 
 // MicroTime as Kubernetes writes it: "2006-01-02T15:04:05.000000Z" (UTC).
 std::string FormatMicroTime(int64_t unix_micros);
-// Accepts RFC 3339 with or without a fraction, "Z" or a numeric offset.
-Result<int64_t> ParseMicroTime(std::string_view text);
 
 enum class LeaseAction {
   kCreate,    // no Lease yet

@@ -131,35 +131,54 @@ std::string FormatRfc3339(int64_t unix_s) {
   return buf;
 }
 
-std::optional<int64_t> ParseRfc3339(std::string_view text) {
-  std::string s(text);
-  struct tm tm {};
+std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {
+  std::string t(text);
   int y, mo, d, h, mi, sec;
   int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &consumed) !=
-      6)
+  if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &consumed) !=
+          6 ||
+      consumed != 19)
     return std::nullopt;
+  size_t i = 19;
+  int64_t frac = 0;  // microseconds: digits past the sixth are dropped
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    int digits = 0;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
+      if (digits < 6) {
+        frac = frac * 10 + (t[i] - '0');
+        ++digits;
+      }
+      ++i;
+    }
+    while (digits++ < 6) frac *= 10;
+  }
+  int64_t offset = 0;
+  if (i < t.size() && (t[i] == 'Z' || t[i] == 'z')) {
+    ++i;
+  } else if (i + 6 == t.size() && (t[i] == '+' || t[i] == '-')) {
+    int oh = 0, om = 0;
+    if (std::sscanf(t.c_str() + i + 1, "%2d:%2d", &oh, &om) != 2) return std::nullopt;
+    offset = (oh * 3600 + om * 60) * (t[i] == '+' ? 1 : -1);
+    i += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (i != t.size()) return std::nullopt;
+  struct tm tm {};
   tm.tm_year = y - 1900;
   tm.tm_mon = mo - 1;
   tm.tm_mday = d;
   tm.tm_hour = h;
   tm.tm_min = mi;
   tm.tm_sec = sec;
-  int64_t t = static_cast<int64_t>(timegm(&tm));
-  std::string_view rest = std::string_view(s).substr(static_cast<size_t>(consumed));
-  if (!rest.empty() && rest[0] == '.') {  // fractional seconds are dropped
-    size_t k = 1;
-    while (k < rest.size() && std::isdigit(static_cast<unsigned char>(rest[k]))) ++k;
-    rest = rest.substr(k);
-  }
-  if (rest == "Z" || rest == "z") return t;
-  int oh = 0, om = 0;
-  if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') &&
-      std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &oh, &om) == 2) {
-    int64_t off = oh * 3600 + om * 60;
-    return rest[0] == '+' ? t - off : t + off;
-  }
-  return std::nullopt;
+  return (static_cast<int64_t>(timegm(&tm)) - offset) * 1000000 + frac;
+}
+
+std::optional<int64_t> ParseRfc3339(std::string_view text) {
+  auto us = ParseRfc3339Micros(text);
+  if (!us) return std::nullopt;
+  return *us / 1000000;
 }
 
 namespace {

@@ -55,6 +55,8 @@ Result<int64_t> ParseDuration(std::string_view text);
 // RFC 3339 in UTC ("2026-01-02T03:04:05Z") and back (accepts Z or +hh:mm offsets).
 std::string FormatRfc3339(int64_t unix_s);
 std::optional<int64_t> ParseRfc3339(std::string_view text);
+// The same in microseconds, for Kubernetes MicroTime ("2026-01-02T03:04:05.123456Z").
+std::optional<int64_t> ParseRfc3339Micros(std::string_view text);
 
 // Standard base64 (Secret data) decode/encode.
 std::optional<std::string> Base64Decode(std::string_view text);
