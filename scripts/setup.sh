@@ -46,6 +46,8 @@ PACKAGES=(
   # deploy tests: YAML for the chart renderer (Go); node + npm install kubernetes-models, the
   # Kubernetes OpenAPI validators
   golang-gopkg-yaml.v3-dev python3-yaml nodejs
+  # the LoginSet end-to-end test runs the real sshd in a login pod (never as a system service)
+  openssh-server
 )
 # Debian's npm conflicts with a nodejs that bundles npm (NodeSource): only ask when absent.
 command -v npm >/dev/null || PACKAGES+=(npm)

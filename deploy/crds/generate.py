@@ -150,6 +150,19 @@ def controller_spec():
             "enabled": boolean("Run backup controllers.", False),
             "replicas": integer("Controllers in total (primary and backups).", minimum=2,
                                 maximum=10, default=2)}),
+        "topology": obj("Network topology (topology.conf next to slurm.conf) from Kubernetes "
+                        "Node annotations: each worker goes under the switch or block its "
+                        "Kubernetes node names.", {
+            "plugin": string("TopologyPlugin.", enum=["topology/tree", "topology/block"]),
+            "static": string("Extra topology.conf lines: upper switches "
+                             "(SwitchName=spine Switches=leaf[1-2]) or BlockSizes=."),
+            "nodeAnnotation": string("Node annotation with 'switch:<name>,block:<name>' "
+                                     "(Slinky's topo-switch:/topo-block: too); "
+                                     "topology.slinky.slurm.net/line is read when it is absent.",
+                                     default="topology.shoal.dev/line", minLength=1),
+            "nodeLabel": string("Node label whose value names the switch or block of a Node "
+                                "without the annotation (e.g. topology.kubernetes.io/zone).")},
+            required=["plugin"]),
         "template": template(),
         "service": service(6817)},
         required=["clusterName"])
@@ -164,7 +177,12 @@ def controller_status():
                                    format="int64"),
         "reconfigureStage": integer("0: reconfigure pending; 1: done once, again after the "
                                     "kubelet's ConfigMap sync; 2: done.", minimum=0, maximum=2),
-        "leader": string("Pod running the active controller.")})
+        "leader": string("Pod running the active controller."),
+        "topology": obj("The generated topology.conf.", {
+            "plugin": string("TopologyPlugin."),
+            "nodes": count("Workers placed under a switch or in a block."),
+            "problems": {"type": "array", "description": "Annotations, labels or static lines "
+                         "left out, and why.", "items": {"type": "string"}}})})
 
 
 def nodeset_spec():

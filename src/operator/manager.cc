@@ -122,7 +122,8 @@ std::vector<ObjectKey> KeysForObject(const std::string& kind, const Json& object
     }
     return keys;
   }
-  if (kind == "Node") return {{"NodeSet", "*", "*"}};
+  // Nodes: cordons and features (NodeSets), topology annotations and labels (Controllers).
+  if (kind == "Node") return {{"NodeSet", "*", "*"}, {"Controller", "*", "*"}};
   if (const Json* refs = Find(object, "metadata.ownerReferences"); refs && refs->is_array()) {
     for (const auto& r : *refs) {
       if (!r.is_object() || !r.value("controller", false)) continue;
@@ -160,7 +161,25 @@ Manager::Manager(kube::KubeConfig kube, ManagerConfig config)
 Manager::~Manager() = default;
 
 void Manager::Enqueue(const std::string& kind, const std::string& type, const Json& object) {
-  for (const auto& key : KeysForObject(kind, object)) {
+  std::vector<ObjectKey> keys = KeysForObject(kind, object);
+  if (kind == "Pod" && !PodLabel(object, kLabelNodeSet).empty()) {
+    // A worker placed on a Kubernetes node, or gone: the Controllers' topology.conf follows.
+    // Only on such changes (its status changes often).
+    std::string pod = Str(object, "metadata.namespace") + "/" + Str(object, "metadata.name");
+    std::string where = PodNodeName(object) + (PodTerminating(object) ? "#terminating" : "");
+    bool moved;
+    {
+      std::lock_guard<std::mutex> lock(known_mu_);
+      auto it = worker_nodes_.find(pod);
+      moved = type == "DELETED" || it == worker_nodes_.end() || it->second != where;
+      if (type == "DELETED")
+        worker_nodes_.erase(pod);
+      else
+        worker_nodes_[pod] = where;
+    }
+    if (moved) keys.push_back({"Controller", "*", "*"});
+  }
+  for (const auto& key : keys) {
     if (key.name == "*") {
       std::vector<ObjectKey> nodesets;
       {
@@ -420,6 +439,25 @@ Status Manager::Observe(const ObjectKey& key, Observed* obs, ShoalApi** shoal) {
     if (!acct.empty()) {
       auto a = kube_->Get("Accounting", key.ns, acct);
       if (a && a->ok()) obs->related["Accounting"] = a->body;
+    }
+    if (!Str(obs->cr, "spec.topology.plugin").empty()) {
+      // spec.topology: the Kubernetes nodes and where this Controller's workers run.
+      auto nodes = kube_->List("Node", "", {});
+      if (!nodes || !nodes->ok()) return Error(ErrorCode::kUnavailable, "list nodes");
+      for (const auto& n : nodes->body["items"]) obs->k8s_nodes.push_back(n);
+      Json workers = Json::array();
+      for (const auto& set : obs->related["NodeSets"]) {
+        kube::ListOptions o;
+        o.label_selector =
+            std::string(kManagedSelector) + "," + kLabelNodeSet + "=" + Str(set, "metadata.name");
+        std::string set_ns = Str(set, "metadata.namespace");
+        auto pods = kube_->List("Pod", set_ns, o);
+        if (!pods || !pods->ok()) return Error(ErrorCode::kUnavailable, "list worker pods");
+        std::string uid = Str(set, "metadata.uid");
+        for (const auto& p : pods->body["items"])
+          if (OwnedBy(p, uid)) workers.push_back(p);
+      }
+      obs->related["WorkerPods"] = std::move(workers);
     }
   } else if (key.kind == "NodeSet" || key.kind == "LoginSet" || key.kind == "RestApi") {
     std::string name = Str(obs->cr, "spec.controllerRef.name");

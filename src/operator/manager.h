@@ -51,8 +51,9 @@ class WorkQueue {
 // The six custom resource kinds.
 const std::vector<std::string>& CustomKinds();
 // What a watch event on `kind` enqueues (pure): a custom resource itself (a NodeSet also its
-// Controller); an owned object its shoal.dev controller owner (from ownerReferences); a Node or
-// a controller pod every NodeSet, spelled {"NodeSet", "*", "*"}.
+// Controller); an owned object its shoal.dev controller owner (from ownerReferences); a Node
+// every NodeSet and every Controller (topology), spelled {"NodeSet", "*", "*"} and
+// {"Controller", "*", "*"}; a controller pod every NodeSet.
 std::vector<ObjectKey> KeysForObject(const std::string& kind, const Json& object);
 
 // Exponential back-off for a key that keeps failing: 1 s, 2 s, 4 s, ... at most 60 s.
@@ -114,6 +115,7 @@ class Manager {
 
   std::mutex known_mu_;
   std::set<ObjectKey> known_;  // custom resources seen by the watches (for resync and fan-out)
+  std::map<std::string, std::string> worker_nodes_;  // worker pod "ns/name" -> its k8s node
 
   std::map<ObjectKey, int> failures_;
   std::map<std::string, std::unique_ptr<ShoalApi>> shoal_;  // by controller "ns/name"

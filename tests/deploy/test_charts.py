@@ -442,6 +442,9 @@ def test_shoal_chart_all_features(renderer, node_modules, cr_validators):
     assert spec["metrics"] == {"enabled": True, "serviceMonitor": {"enabled": True}}
     assert spec["image"] == "registry.example.com/shoal/controller:1.2.3"
     assert spec["accountingRef"] == {"name": "rel"}
+    assert spec["topology"] == {"plugin": "topology/tree",
+                                "static": "SwitchName=spine Switches=leaf[1-2]\n",
+                                "nodeLabel": "topology.kubernetes.io/zone"}
     cms = {c["metadata"]["name"]: c for c in by_kind(objs, "ConfigMap")}
     assert cms[spec["configFileRefs"][0]["name"]]["data"]["gres.conf"].startswith("Name=gpu")
     assert "prolog.sh" in cms[spec["prologScriptRefs"][0]["name"]]["data"]

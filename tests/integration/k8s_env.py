@@ -32,8 +32,10 @@ NS = "hpc"
 class K8s:
     """Started by start(); stop() tears everything down (processes, namespaces, bridge)."""
 
-    def __init__(self, k8s_nodes=("k1", "k2", "k3")):
+    def __init__(self, k8s_nodes=("k1", "k2", "k3"), bridge=BRIDGE, cidr=CIDR):
         self.k8s_nodes = list(k8s_nodes)
+        # A test file that may run beside another (each tears its bridge down) picks its own.
+        self.bridge, self.cidr = bridge, cidr
         self.root = Path(tempfile.mkdtemp(prefix="shoal-k8s-", dir="/tmp"))
         os.chmod(self.root, 0o755)
         self.kube = None
@@ -49,7 +51,8 @@ class K8s:
         self.kubeconfig.write_text(self.kube.kubeconfig(namespace=NS))
         log = open(self.root / "sim.log", "wb")
         cmd = [sys.executable, str(SIM), "--api", self.url, "--root", str(self.root / "sim"),
-               "--bin-dir", str(BIN), "--bin-dir", str(SBIN), "--bridge", BRIDGE, "--cidr", CIDR]
+               "--bin-dir", str(BIN), "--bin-dir", str(SBIN), "--bridge", self.bridge,
+               "--cidr", self.cidr]
         for n in self.k8s_nodes:
             cmd += ["--node", n]
         self.sim = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
@@ -81,7 +84,7 @@ class K8s:
                     p.kill()
                     p.wait(10)
         subprocess.run([sys.executable, str(SIM), "--cleanup", "--root", str(self.root / "sim"),
-                        "--bridge", BRIDGE, "--cidr", CIDR], timeout=60,
+                        "--bridge", self.bridge, "--cidr", self.cidr], timeout=60,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if self.kube is not None:
             self.kube.stop()

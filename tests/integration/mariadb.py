@@ -24,9 +24,10 @@ def available():
 
 
 class MariaDB:
-    def __init__(self, dir, port=None, timeout=60):
+    def __init__(self, dir, port=None, timeout=60, bind=None):
         self.dir = Path(dir)
         self.port = port
+        self.bind = bind  # TCP address to listen on (default 127.0.0.1)
         self.socket = None
         self.timeout = timeout
 
@@ -35,7 +36,8 @@ class MariaDB:
         args = [str(_SCRIPTS / "start-mariadb.sh"), str(self.dir)]
         if self.port:
             args.append(str(self.port))
-        out = subprocess.run(args, capture_output=True, text=True, timeout=self.timeout)
+        env = dict(os.environ, SHOAL_MARIADB_BIND=self.bind) if self.bind else None
+        out = subprocess.run(args, capture_output=True, text=True, timeout=self.timeout, env=env)
         if out.returncode != 0:
             raise RuntimeError(f"start-mariadb.sh failed ({out.returncode}): {out.stderr.strip()}")
         fields = dict(kv.split("=", 1) for kv in out.stdout.split())

@@ -1086,9 +1086,22 @@ class PodWorker(threading.Thread):
                 return
         except OSError:
             pass
-        # Rewritten in place: running containers see this inode bind-mounted as /etc/hosts.
-        with open(path, "w") as f:
-            f.write(text)
+        # Rewritten in place: running containers see this inode bind-mounted as /etc/hosts. Not
+        # truncated first (a lookup then would find nothing): one write over the old bytes, a
+        # shorter text padded with a comment, then cut to length.
+        data = text.encode()
+        try:
+            old_len = path.stat().st_size
+        except OSError:
+            old_len = 0
+        padded = data + b"\n#" + b" " * (old_len - len(data) - 2) if old_len > len(data) + 2 \
+            else data + b"\n" * max(0, old_len - len(data))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, padded, 0)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
 
     def build_status(self):
         pod = self.current()
@@ -1465,8 +1478,20 @@ def cleanup(root, bridge, cidr):
             if pid != os.getpid() and pid_alive(pid):
                 others.append(f)
     created = Path(root) / "state" / "created-paths"
-    if created.exists() and not others:
-        for line in sorted(set(created.read_text().split("\n")), key=len, reverse=True):
+    # Paths left while another simulator ran are handed on to the last one to clean up.
+    pending = IP_DIR.parent / "created-paths"
+    if created.exists() and others:
+        pending.parent.mkdir(parents=True, exist_ok=True)
+        with open(pending, "a") as f:
+            f.write(created.read_text())
+        created.unlink(missing_ok=True)
+    if not others and (created.exists() or pending.exists()):
+        lines = set()
+        for f in (created, pending):
+            if f.exists():
+                lines.update(f.read_text().split("\n"))
+        pending.unlink(missing_ok=True)
+        for line in sorted(lines, key=len, reverse=True):
             p = Path(line)
             if not line or not p.is_absolute():
                 continue
@@ -1478,6 +1503,11 @@ def cleanup(root, bridge, cidr):
             except OSError:
                 pass
         created.unlink(missing_ok=True)
+    if not others:
+        try:
+            NETNS_ETC.rmdir()  # the pods' /etc/netns/<ns> are gone; only when empty
+        except OSError:
+            pass
     if run([IP, "link", "show", bridge], check=False).returncode == 0:
         net.maybe_remove_bridge()
 

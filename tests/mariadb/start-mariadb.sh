@@ -2,7 +2,8 @@
 # Starts a throwaway MariaDB server for tests, owned by the current user, in DIR:
 #   start-mariadb.sh DIR [PORT]
 # Creates DIR/data on first use, listens on DIR/mysql.sock and 127.0.0.1:PORT (a free port when
-# not given), creates user shoal/shoal with all privileges, and prints "socket=<path> port=<port>".
+# not given; SHOAL_MARIADB_BIND=ADDR listens on ADDR instead, e.g. a test bridge for pods),
+# creates user shoal/shoal with all privileges, and prints "socket=<path> port=<port>".
 # Bounded in time (no systemd); stop it with stop-mariadb.sh DIR.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ dir=${1:?usage: start-mariadb.sh DIR [PORT]}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 port=${2:-}
+bind=${SHOAL_MARIADB_BIND:-127.0.0.1}
 timeout_s=${SHOAL_MARIADB_TIMEOUT:-30}
 
 find_bin() {
@@ -68,7 +70,7 @@ rm -f "$sock"
 
 # setsid: the server must not die with the caller's terminal or process group.
 setsid "$mariadbd" --no-defaults "${user_args[@]}" --datadir="$dir/data" --socket="$sock" \
-  --port="$port" --bind-address=127.0.0.1 --pid-file="$pidfile" --log-error="$log" \
+  --port="$port" --bind-address="$bind" --pid-file="$pidfile" --log-error="$log" \
   --skip-log-bin --innodb-buffer-pool-size=32M --innodb-log-file-size=16M \
   --skip-name-resolve --max-connections=200 </dev/null >/dev/null 2>&1 &
 server_pid=$!

@@ -298,8 +298,9 @@ TEST(Manager, KeysForEvents) {
   pod["metadata"]["labels"]["app.kubernetes.io/name"] = "shoal-controller";
   EXPECT_EQ(op::KeysForObject("Pod", pod).size(), 2u);  // and every NodeSet
   k = op::KeysForObject("Node", {{"metadata", {{"name", "n1"}}}});
-  ASSERT_EQ(k.size(), 1u);
-  EXPECT_EQ(k[0].name, "*");
+  ASSERT_EQ(k.size(), 2u);  // every NodeSet (cordon, features), every Controller (topology)
+  EXPECT_EQ(k[0], (op::ObjectKey{"NodeSet", "*", "*"}));
+  EXPECT_EQ(k[1], (op::ObjectKey{"Controller", "*", "*"}));
   EXPECT_TRUE(op::KeysForObject("Service", {{"metadata", {{"name", "s"}}}}).empty());
 }
 

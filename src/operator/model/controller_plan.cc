@@ -1,11 +1,13 @@
 // PlanController: ConfigMap (slurm.conf + referenced files), Services, state PVC, pods, and
 // `scontrol reconfigure` when only the configuration changed (never a pod restart for it).
+#include <algorithm>
 #include <map>
 
 #include "operator/model/crd_types.h"
 #include "operator/model/desired.h"
 #include "operator/model/plan_common.h"
 #include "operator/model/slurm_conf_gen.h"
+#include "operator/model/topology_gen.h"
 #include "operator/model/util.h"
 
 namespace shoal::op {
@@ -79,6 +81,7 @@ Plan PlanController(const Observed& obs) {
   }
   Json status = old_status;
   status["observedGeneration"] = Int(cr, "metadata.generation", 0);
+  Json status_topology;  // null: no spec.topology
   if (!missing.empty()) {
     std::string what;
     for (const std::string& m : missing) what += (what.empty() ? "" : ", ") + m;
@@ -94,6 +97,32 @@ Plan PlanController(const Observed& obs) {
   auto conf = GenerateSlurmConf(in);
   if (!conf.ok()) return InvalidSpecPlan(cr, conf.error(), obs.now);
   files["slurm.conf"] = *conf;
+  if (spec.topology.enabled()) {
+    // Workers (related["WorkerPods"]: the pods of this Controller's NodeSets) under the switch
+    // or block their Kubernetes node names; replaces a topology.conf from configFileRefs.
+    std::vector<TopoMember> members;
+    if (const Json* pods = Related(obs, "WorkerPods"); pods != nullptr && pods->is_array()) {
+      for (const Json& p : *pods)
+        if (!PodTerminating(p) && !PodNodeName(p).empty())
+          members.push_back({PodName(p), PodNodeName(p)});
+    }
+    TopologyConf topo =
+        GenerateTopologyConf(spec.topology, members, obs.k8s_nodes,
+                             "Controller " + Str(cr, "metadata.namespace", "default") + "/" + name);
+    files["topology.conf"] = topo.text;
+    Json old_problems = old_status.contains("topology") && old_status["topology"].is_object()
+                            ? old_status["topology"].value("problems", Json::array())
+                            : Json::array();
+    for (const std::string& p : topo.problems) {
+      // An event when a problem first shows, not on every reconcile.
+      if (std::find(old_problems.begin(), old_problems.end(), Json(p)) == old_problems.end())
+        plan.actions.push_back(
+            Make(Action::Kind::kEvent, EventObj("TopologyInvalid", p, "Warning")));
+      plan.log.push_back("topology: " + p);
+    }
+    Json t{{"plugin", spec.topology.plugin}, {"nodes", topo.placed}, {"problems", topo.problems}};
+    status_topology = std::move(t);
+  }
   std::string hash = HashHex(Json(files).dump());
 
   Json cm = ControllerConfigMap(cr, files);
@@ -170,6 +199,10 @@ Plan PlanController(const Observed& obs) {
           stage == 0 ? 2 : static_cast<int>(changed_at + kKubeletSyncS - obs.now + 1);
   }
   status["reconfigureStage"] = stage;
+  if (status_topology.is_null())
+    status.erase("topology");
+  else
+    status["topology"] = status_topology;
   status["leader"] = leader;
   status["conditions"] = Json::array(
       {Condition("Ready", ready > 0, ready > 0 ? "ControllerReady" : "ControllerNotReady",

@@ -154,6 +154,16 @@ Result<ControllerSpec> ParseControllerSpec(const Json& cr) {
   r.Int("ha.replicas", &s.ha_replicas, 2, 3);
   r.Template(&s.tmpl);
   r.Service(&s.service);
+  if (r.Get("topology") != nullptr) {
+    r.String("topology.plugin", &s.topology.plugin, true);
+    if (!s.topology.plugin.empty() && s.topology.plugin != "topology/tree" &&
+        s.topology.plugin != "topology/block")
+      r.Fail("spec.topology.plugin", "must be topology/tree or topology/block");
+    r.String("topology.static", &s.topology.static_conf);
+    r.String("topology.nodeAnnotation", &s.topology.node_annotation);
+    if (s.topology.node_annotation.empty()) s.topology.node_annotation = kAnnotTopologyLine;
+    r.String("topology.nodeLabel", &s.topology.node_label);
+  }
   if (Status st = r.Done(); !st.ok()) return st;
   return s;
 }

@@ -8,6 +8,7 @@
 
 #include "common/result.h"
 #include "operator/model/plan.h"
+#include "operator/model/topology_gen.h"
 
 namespace shoal::op {
 
@@ -45,6 +46,7 @@ struct ControllerSpec {
   int ha_replicas = 2;
   Json tmpl = Json::object();
   ServiceSpec service{"ClusterIP", 6817};
+  TopologySpec topology;  // spec.topology: topology.conf from Kubernetes node annotations
 };
 
 enum class UpdateType { kRollingUpdate, kOnDelete, kScheduledUpdate };

@@ -67,6 +67,8 @@ Result<std::string> GenerateSlurmConf(const ConfInputs& in) {
   }
   if (!in.prolog_files.empty()) o << "Prolog=" << kConfDir << "/" << in.prolog_files[0] << "\n";
   if (!in.epilog_files.empty()) o << "Epilog=" << kConfDir << "/" << in.epilog_files[0] << "\n";
+  // topology.conf sits next to slurm.conf in the same ConfigMap (Controller spec.topology).
+  if (s.topology.enabled()) o << "TopologyPlugin=" << s.topology.plugin << "\n";
 
   // One NodeSet per NodeSet CR: dynamic nodes started with its feature join it.
   std::vector<Json> sets = in.nodesets;

@@ -27,7 +27,6 @@ inline constexpr const char* kAnnotDeadline = "nodeset.shoal.dev/pod-deadline";
 inline constexpr const char* kAnnotNodeDrain = "nodeset.shoal.dev/node-drain";
 inline constexpr const char* kAnnotDeletionCost = "controller.kubernetes.io/pod-deletion-cost";
 inline constexpr const char* kAnnotNodeDrainReason = "nodeset.shoal.dev/drain-reason";
-inline constexpr const char* kAnnotTopology = "topology.shoal.dev/spec";
 inline constexpr const char* kAnnotFeatures = "features.shoal.dev/spec";
 inline constexpr const char* kAnnotConfigHash = "shoal.dev/config-hash";
 
