@@ -56,6 +56,10 @@ Result<std::string> CallControllerBytes(const ClientContext& ctx, const pb::Requ
 
 }  // namespace
 
+Result<std::string> CallControllerAnswer(const ClientContext& ctx, const pb::Request& request) {
+  return CallControllerBytes(ctx, request);
+}
+
 Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request) {
   auto bytes = CallControllerBytes(ctx, request);
   if (!bytes) return bytes.status();

@@ -31,6 +31,9 @@ Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Reque
 // CallController parsing into *out, which may live on an arena: a large answer (squeue) is
 // then built and dropped without one malloc/free per string.
 Status CallControllerInto(const ClientContext& ctx, const pb::Request& request, pb::Response* out);
+// The serialized pb::Response itself, rc not checked: for a caller that decodes a large answer
+// piecewise (squeue, one job at a time).
+Result<std::string> CallControllerAnswer(const ClientContext& ctx, const pb::Request& request);
 
 // A call whose connection the caller keeps afterwards (salloc/srun hold their allocation's
 // connection open: the controller ends the allocation when it closes). timeout_ms < 0 waits as

@@ -154,16 +154,11 @@ void PrintVerbose(const SbatchRequest& req) {
   PrintErr("sbatch: environment    : " + std::to_string(s.environment_size()) + " variables");
 }
 
-// The partition a --test-only job would use: the one asked for, else the default partition.
-std::string TestOnlyPartition(const ClientContext& ctx, const pb::JobSpec& spec) {
+// The partition a --test-only job would use: the one asked for, else the one the controller
+// resolved (its answer names it, so no second round trip is needed).
+std::string TestOnlyPartition(const pb::SubmitJobResponse& answer, const pb::JobSpec& spec) {
   if (!spec.partition().empty()) return spec.partition();
-  pb::Request req;
-  req.mutable_node_query();
-  auto resp = CallController(ctx, req);
-  if (resp.ok()) {
-    for (const auto& p : resp->node_query().partitions())
-      if (p.is_default()) return p.name();
-  }
+  if (!answer.expected_partition().empty()) return answer.expected_partition();
   return "(default)";
 }
 
@@ -290,7 +285,7 @@ int SbatchMain(int argc, char** argv) {
   if (req.test_only) {
     PrintErr(TestOnlyMessage(answer.job_id(), FormatTimestamp(answer.expected_start()),
                              RequestedCpus(req.spec), answer.expected_nodes(),
-                             TestOnlyPartition(*ctx, req.spec)));
+                             TestOnlyPartition(answer, req.spec)));
     return 0;
   }
 

@@ -3,8 +3,11 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <bitset>
 #include <charconv>
 #include <cstdio>
+#include <deque>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -795,42 +798,6 @@ std::string Ranges(std::vector<uint32_t>& ids) {
   return out;
 }
 
-std::vector<Row> BuildRows(const std::vector<const pb::JobRecord*>& jobs, bool one_per_line) {
-  std::vector<Row> rows;
-  rows.reserve(jobs.size());
-  if (one_per_line) {
-    for (const pb::JobRecord* j : jobs) rows.push_back({j, {}});
-    return rows;
-  }
-  struct Group {
-    size_t row;
-    std::vector<uint32_t> tasks;
-  };
-  std::unordered_map<std::string, Group> groups;
-  for (const pb::JobRecord* j : jobs) {
-    if (j->state() != pb::JOB_PENDING || !IsArrayTask(*j)) {
-      rows.push_back({j, {}});
-      continue;
-    }
-    std::string key = std::to_string(j->array_job_id());
-    key += '\0';
-    key += PartitionOf(*j);
-    key += '\0';
-    key += ReasonText(*j);
-    auto [it, inserted] = groups.try_emplace(std::move(key), Group{rows.size(), {}});
-    if (inserted) {
-      rows.push_back({j, {}});
-    } else if (j->array_task_id() < rows[it->second.row].job->array_task_id()) {
-      rows[it->second.row].job = j;  // the lowest task stands for the group
-    }
-    it->second.tasks.push_back(j->array_task_id());
-  }
-  for (auto& [key, g] : groups) {
-    if (g.tasks.size() > 1) rows[g.row].task_range = Ranges(g.tasks);
-  }
-  return rows;
-}
-
 Result<std::vector<Column>> BuildColumns(const SqueueFormatOptions& o) {
   std::vector<Column> cols;
   if (o.format.empty() && !o.long_format.empty()) {
@@ -1093,64 +1060,130 @@ bool JobMatches(const pb::JobRecord& j, const SqueueFilter& f) {
   return !IsFinished(j.state()) || j.completing();
 }
 
-Result<std::string> FormatSqueue(const std::vector<const pb::JobRecord*>& jobs,
-                                 const SqueueFormatOptions& options, int64_t now) {
-  Result<std::vector<Column>> cols_or = BuildColumns(options);
-  if (!cols_or.ok()) return cols_or.status();
-  const std::vector<Column>& cols = *cols_or;
-  Ctx ctx{&options, now};
-
-  std::vector<Row> rows = BuildRows(jobs, options.array_one_per_line);
-  std::vector<SortKey> keys =
-      ParseSort(options.sort.empty() ? std::string_view(kSqueueDefaultSort) : options.sort);
-  keys.push_back({'i', false});  // ties: by job id, then array task
-  const size_t nk = keys.size();
-
-  // One pass over the records, in the order they lie in memory (the sorted order would jump
-  // around them and miss the cache on every field): the sort keys and the text of each line.
-  std::vector<KeyVal> vals(rows.size() * nk);
-  std::vector<bool> text_key(nk, false);
+// Lines and sort keys are made as jobs arrive, so the caller can hand over one reused record
+// after another (squeue decodes its answer that way instead of keeping thousands of messages).
+// Only pending array tasks are kept, to be grouped into one line per array, partition and reason.
+struct SqueueFormatter::Impl {
+  SqueueFormatOptions options;
+  Ctx ctx{};
+  std::vector<Column> cols;
+  std::vector<SortKey> keys;
+  // Per row and key: the number, and the text interned per key (text keys sort by rank).
+  std::vector<int64_t> nums;
+  std::vector<uint32_t> text_ids;
+  static constexpr uint32_t kEmptyText = 0xffffffff;             // "" sorts before every other text
+  std::vector<std::unordered_map<std::string, uint32_t>> texts;  // per key: text -> id
+  std::vector<bool> text_key;
   std::string lines;
-  lines.reserve(rows.size() * 96);
-  std::vector<uint32_t> start(rows.size() + 1);
+  std::vector<uint32_t> start;  // each row's first byte in `lines`
   std::string scratch;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    for (size_t k = 0; k < nk; ++k) {
-      KeyVal& v = vals[i * nk + k];
-      v = KeyOf(r, keys[k].field, ctx);
+  struct Group {
+    const pb::JobRecord* lowest = nullptr;  // the lowest task stands for the group
+    std::vector<uint32_t> tasks;
+  };
+  std::deque<pb::JobRecord> held;  // pending array tasks (stable addresses)
+  std::unordered_map<std::string, size_t> group_of;
+  std::vector<Group> groups;
+
+  void AddRow(const Row& r) {
+    for (size_t k = 0; k < keys.size(); ++k) {
+      KeyVal v = KeyOf(r, keys[k].field, ctx);
       if (!v.str.empty()) text_key[k] = true;
+      nums.push_back(v.num);
+      if (v.str.empty()) {
+        text_ids.push_back(kEmptyText);  // numeric keys: no lookup per row
+        continue;
+      }
+      auto id = static_cast<uint32_t>(texts[k].size());
+      text_ids.push_back(texts[k].try_emplace(std::move(v.str), id).first->second);
     }
-    start[i] = static_cast<uint32_t>(lines.size());
+    start.push_back(static_cast<uint32_t>(lines.size()));
     for (const Column& c : cols) {
       if (c.id != 0) AppendValue(lines, r, c, ctx, scratch);
       lines += c.suffix;
     }
     lines += '\n';
   }
-  start[rows.size()] = static_cast<uint32_t>(lines.size());
+};
+
+SqueueFormatter::SqueueFormatter() = default;
+SqueueFormatter::~SqueueFormatter() = default;
+SqueueFormatter::SqueueFormatter(SqueueFormatter&&) noexcept = default;
+SqueueFormatter& SqueueFormatter::operator=(SqueueFormatter&&) noexcept = default;
+
+Result<SqueueFormatter> SqueueFormatter::Make(const SqueueFormatOptions& options, int64_t now) {
+  Result<std::vector<Column>> cols = BuildColumns(options);
+  if (!cols.ok()) return cols.status();
+  SqueueFormatter f;
+  f.impl_ = std::make_unique<Impl>();
+  Impl& m = *f.impl_;
+  m.options = options;
+  m.ctx = Ctx{&m.options, now};
+  m.cols = std::move(*cols);
+  m.keys = ParseSort(options.sort.empty() ? std::string_view(kSqueueDefaultSort) : options.sort);
+  m.keys.push_back({'i', false});  // ties: by job id, then array task
+  m.text_key.assign(m.keys.size(), false);
+  m.texts.resize(m.keys.size());
+  return f;
+}
+
+void SqueueFormatter::Reserve(size_t jobs) {
+  impl_->nums.reserve(jobs * impl_->keys.size());
+  impl_->text_ids.reserve(jobs * impl_->keys.size());
+  impl_->lines.reserve(jobs * 96);
+  impl_->start.reserve(jobs + 1);
+}
+
+void SqueueFormatter::Add(const pb::JobRecord& j) {
+  Impl& m = *impl_;
+  if (m.options.array_one_per_line || j.state() != pb::JOB_PENDING || !IsArrayTask(j)) {
+    m.AddRow(Row{&j, {}});
+    return;
+  }
+  std::string key = std::to_string(j.array_job_id());
+  key += '\0';
+  key += PartitionOf(j);
+  key += '\0';
+  key += ReasonText(j);
+  auto [it, inserted] = m.group_of.try_emplace(std::move(key), m.groups.size());
+  if (inserted) m.groups.emplace_back();
+  Impl::Group& g = m.groups[it->second];
+  if (!g.lowest || j.array_task_id() < g.lowest->array_task_id()) {
+    m.held.push_back(j);
+    g.lowest = &m.held.back();
+  }
+  g.tasks.push_back(j.array_task_id());
+}
+
+void SqueueFormatter::FinishInto(std::string& out) {
+  Impl& m = *impl_;
+  for (Impl::Group& g : m.groups) {
+    Row r{g.lowest, {}};
+    if (g.tasks.size() > 1) r.task_range = Ranges(g.tasks);
+    m.AddRow(r);
+  }
+  const size_t nk = m.keys.size();
+  const size_t rows = m.start.size();
+  m.start.push_back(static_cast<uint32_t>(m.lines.size()));
 
   // One integer per row and key (text keys become their rank, descending keys are negated), so
   // that sorting compares plain numbers.
-  std::vector<int64_t> flat(rows.size() * nk);
+  std::vector<int64_t>& flat = m.nums;  // rewritten in place
   for (size_t k = 0; k < nk; ++k) {
-    std::vector<std::string_view> uniq;
-    if (text_key[k]) {
-      uniq.reserve(rows.size());
-      for (size_t i = 0; i < rows.size(); ++i) uniq.push_back(vals[i * nk + k].str);
+    std::vector<int64_t> rank;  // text id -> rank among the key's distinct texts
+    if (m.text_key[k]) {
+      std::vector<std::pair<std::string_view, uint32_t>> uniq(m.texts[k].begin(), m.texts[k].end());
       std::sort(uniq.begin(), uniq.end());
-      uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+      rank.resize(uniq.size());
+      for (size_t r = 0; r < uniq.size(); ++r) rank[uniq[r].second] = static_cast<int64_t>(r);
     }
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const KeyVal& v = vals[i * nk + k];
-      int64_t n = v.num;
-      if (text_key[k]) {
-        n = std::lower_bound(uniq.begin(), uniq.end(), std::string_view(v.str)) - uniq.begin();
-      }
-      flat[i * nk + k] = keys[k].desc ? -n : n;
+    for (size_t i = 0; i < rows; ++i) {
+      uint32_t id = m.text_ids[i * nk + k];
+      int64_t n = !m.text_key[k] ? m.nums[i * nk + k] : id == Impl::kEmptyText ? -1 : rank[id];
+      flat[i * nk + k] = m.keys[k].desc ? -n : n;
     }
   }
-  std::vector<uint32_t> order(rows.size());
+  std::vector<uint32_t> order(rows);
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const int64_t* x = &flat[a * nk];
@@ -1161,16 +1194,280 @@ Result<std::string> FormatSqueue(const std::vector<const pb::JobRecord*>& jobs,
     return a < b;  // stable
   });
 
-  std::string out;
-  if (!options.no_header) {
-    for (const Column& c : cols) {
+  if (!m.options.no_header) {
+    for (const Column& c : m.cols) {
       if (c.id != 0) AppendField(out, c.header, c.width, c.right);
       out += c.suffix;
     }
     out += '\n';
   }
-  out.reserve(out.size() + lines.size());
-  for (uint32_t i : order) out.append(lines, start[i], start[i + 1] - start[i]);
+  out.reserve(out.size() + m.lines.size());
+  for (uint32_t i : order) out.append(m.lines, m.start[i], m.start[i + 1] - m.start[i]);
+}
+
+Result<std::string> FormatSqueue(const std::vector<const pb::JobRecord*>& jobs,
+                                 const SqueueFormatOptions& options, int64_t now) {
+  Result<SqueueFormatter> f = SqueueFormatter::Make(options, now);
+  if (!f.ok()) return f.status();
+  f->Reserve(jobs.size());
+  for (const pb::JobRecord* j : jobs) f->Add(*j);
+  std::string out;
+  f->FinishInto(out);
+  return out;
+}
+
+namespace {
+
+// What one column or sort key reads of a record, as field numbers.
+struct FieldNeeds {
+  std::bitset<128> rec, spec;
+  bool all = false;  // a column whose reads are not itemised below
+  void Rec(std::initializer_list<int> fs) {
+    for (int f : fs) rec.set(static_cast<size_t>(f));
+  }
+  void Spec(std::initializer_list<int> fs) {
+    for (int f : fs) spec.set(static_cast<size_t>(f));
+  }
+};
+
+// Kept in step with Value(), AppendValue() and KeyOf() above: a field they read and this omits
+// prints as its default (the squeue projection tests compare projected and full output).
+void NeedFieldsOf(int id, FieldNeeds& n) {
+  using R = pb::JobRecord;
+  using S = pb::JobSpec;
+  const std::initializer_list<int> run_seconds = {R::kStartTimeFieldNumber, R::kStateFieldNumber,
+                                                  R::kSuspendTimeFieldNumber,
+                                                  R::kEndTimeFieldNumber};
+  const std::initializer_list<int> array_ids = {R::kJobIdFieldNumber, R::kArrayJobIdFieldNumber,
+                                                R::kArrayTaskIdFieldNumber};
+  switch (id) {
+    case 'a':
+      n.Spec({S::kAccountFieldNumber});
+      break;
+    case 'A':
+      n.Rec({R::kJobIdFieldNumber});
+      break;
+    case 'b':
+      n.Spec({S::kGresFieldNumber});
+      break;
+    case 'B':
+      n.Rec({R::kBatchHostFieldNumber});
+      break;
+    case 'c':
+      n.Spec({S::kMinCpusPerNodeFieldNumber, S::kCpusPerTaskFieldNumber,
+              S::kNtasksPerNodeFieldNumber});
+      break;
+    case 'C':
+      n.Rec({R::kNumCpusFieldNumber, R::kCpusPerNodeFieldNumber});
+      break;
+    case 'D':
+      n.Rec({R::kStateFieldNumber, R::kNodesFieldNumber, R::kNumNodesFieldNumber});
+      break;
+    case 'e':
+      n.Rec({R::kEndTimeFieldNumber, R::kStateFieldNumber, R::kStartTimeFieldNumber,
+             R::kTimeLimitFieldNumber});
+      break;
+    case 'E':
+      n.Spec({S::kDependencyFieldNumber});
+      break;
+    case 'f':
+      n.Spec({S::kConstraintFieldNumber});
+      break;
+    case 'F':
+      n.Rec(array_ids);
+      break;
+    case 'g':
+    case 'G':
+      n.Spec({S::kGidFieldNumber});
+      break;
+    case 'h':
+      n.Spec({S::kExclusiveFieldNumber, S::kExclusiveModeFieldNumber});
+      break;
+    case 'i':
+    case 'K':
+      n.Rec(array_ids);
+      n.Spec({S::kArrayFieldNumber});  // the throttle of a grouped line
+      break;
+    case 'j':
+      n.Spec({S::kNameFieldNumber});
+      break;
+    case 'k':
+      n.Spec({S::kCommentFieldNumber});
+      break;
+    case 'l':
+      n.Rec({R::kTimeLimitFieldNumber});
+      break;
+    case 'L':
+      n.Rec(run_seconds);
+      n.Rec({R::kTimeLimitFieldNumber});
+      break;
+    case 'm':
+      n.Spec({S::kMemPerCpuMbFieldNumber, S::kMemPerNodeMbFieldNumber});
+      n.Rec({R::kMemPerNodeMbFieldNumber});
+      break;
+    case 'M':
+      n.Rec(run_seconds);
+      break;
+    case 'n':
+      n.Spec({S::kNodelistFieldNumber});
+      break;
+    case 'N':
+      n.Rec({R::kNodesFieldNumber});
+      break;
+    case 'o':
+      n.Spec({S::kCommandFieldNumber});
+      break;
+    case 'p':
+    case 'Q':
+      n.Rec({R::kPriorityFieldNumber});
+      break;
+    case 'P':
+      n.Rec({R::kPartitionFieldNumber});
+      n.Spec({S::kPartitionFieldNumber});
+      break;
+    case 'q':
+      n.Spec({S::kQosFieldNumber});
+      break;
+    case 'r':
+      n.Rec({R::kStateDescFieldNumber, R::kReasonFieldNumber});
+      break;
+    case 'R':
+      n.Rec({R::kStateFieldNumber, R::kStateDescFieldNumber, R::kReasonFieldNumber,
+             R::kCompletingFieldNumber, R::kNodesFieldNumber});
+      break;
+    case 'S':
+      n.Rec({R::kStartTimeFieldNumber});
+      break;
+    case 't':
+    case 'T':
+      n.Rec({R::kStateFieldNumber, R::kCompletingFieldNumber, R::kPrologPendingNodesFieldNumber});
+      break;
+    case 'u':
+      n.Spec({S::kUserNameFieldNumber, S::kUidFieldNumber});
+      break;
+    case 'U':
+      n.Spec({S::kUidFieldNumber});
+      break;
+    case 'v':
+      n.Spec({S::kReservationFieldNumber});
+      break;
+    case 'V':
+      n.Rec({R::kSubmitTimeFieldNumber});
+      break;
+    case 'w':
+      n.Spec({S::kWckeyFieldNumber});
+      break;
+    case 'W':
+      n.Spec({S::kLicensesFieldNumber});
+      break;
+    case 'x':
+      n.Spec({S::kExcludeFieldNumber});
+      break;
+    case 'y':
+      n.Spec({S::kNiceFieldNumber});
+      break;
+    case 'Y':
+      n.Rec({R::kSchedNodesFieldNumber});
+      break;
+    case 'Z':
+      n.Spec({S::kWorkDirFieldNumber});
+      break;
+    case kAccrueTime:
+      n.Rec({R::kAccrueTimeFieldNumber});
+      break;
+    case kContainer:
+      n.Spec({S::kContainerFieldNumber});
+      break;
+    case kAllocNodes:
+      n.Spec({S::kSubmitHostFieldNumber});
+      break;
+    case kAllocSid:
+      n.Spec({S::kAllocSidFieldNumber});
+      break;
+    case kClusterFeature:
+      n.Spec({S::kClusterFeaturesFieldNumber});
+      break;
+    case kCpusPerTask:
+      n.Spec({S::kCpusPerTaskFieldNumber});
+      break;
+    case kDeadline:
+      n.Spec({S::kDeadlineFieldNumber});
+      break;
+    case kDerivedEc:
+      n.Rec({R::kDerivedExitStatusFieldNumber});
+      break;
+    case kEligibleTime:
+      n.Rec({R::kEligibleTimeFieldNumber});
+      break;
+    case kExitCode:
+      n.Rec({R::kExitStatusFieldNumber});
+      break;
+    case kLastSchedEval:
+      n.Rec({R::kLastSchedEvalFieldNumber});
+      break;
+    case kMaxNodes:
+      n.Spec({S::kMaxNodesFieldNumber});
+      break;
+    case kNumTasks:
+      n.Rec({R::kNumTasksFieldNumber});
+      break;
+    case kPendingTime:
+      n.Rec({R::kStateFieldNumber, R::kStartTimeFieldNumber, R::kSubmitTimeFieldNumber});
+      break;
+    case kPreemptTime:
+      n.Rec({R::kPreemptTimeFieldNumber});
+      break;
+    case kRequeue:
+      n.Rec({R::kRequeueFieldNumber});
+      break;
+    case kRestartCnt:
+      n.Rec({R::kRestartCountFieldNumber});
+      break;
+    case kMinTime:
+      n.Spec({S::kTimeMinFieldNumber});
+      break;
+    case kStdErr:
+    case kStdIn:
+    case kStdOut:
+      n.all = true;  // ExpandStdPath reads many fields
+      break;
+    default:
+      break;  // literal text and constant columns read nothing
+  }
+}
+
+}  // namespace
+
+Result<SqueueFields> SqueueQueryFields(const SqueueFormatOptions& options,
+                                       const SqueueFilter& filter) {
+  using R = pb::JobRecord;
+  using S = pb::JobSpec;
+  Result<std::vector<Column>> cols = BuildColumns(options);
+  if (!cols.ok()) return cols.status();
+  FieldNeeds n;
+  // Always: the default state filter, -j, array grouping (by job, partition and reason) and the
+  // final tie-break by job id.
+  n.Rec({R::kJobIdFieldNumber, R::kStateFieldNumber, R::kCompletingFieldNumber,
+         R::kArrayJobIdFieldNumber, R::kArrayTaskIdFieldNumber, R::kPartitionFieldNumber,
+         R::kStateDescFieldNumber, R::kReasonFieldNumber});
+  n.Spec({S::kPartitionFieldNumber});
+  if (!filter.uids.empty()) n.Spec({S::kUidFieldNumber});
+  if (!filter.names.empty()) n.Spec({S::kNameFieldNumber});
+  if (!filter.accounts.empty()) n.Spec({S::kAccountFieldNumber});
+  if (!filter.qos.empty()) n.Spec({S::kQosFieldNumber});
+  if (!filter.nodes.empty()) n.Rec({R::kNodesFieldNumber});
+  for (const Column& c : *cols) NeedFieldsOf(c.id, n);
+  for (const SortKey& k : ParseSort(options.sort.empty() ? std::string_view(kSqueueDefaultSort)
+                                                         : std::string_view(options.sort)))
+    if (LetterHeader(k.field)) NeedFieldsOf(k.field, n);
+  SqueueFields out;
+  if (n.all) return out;
+  for (uint32_t f = 1; f < n.rec.size(); ++f)
+    if (n.rec.test(f)) out.fields.push_back(f);
+  for (uint32_t f = 1; f < n.spec.size(); ++f)
+    if (n.spec.test(f)) out.spec_fields.push_back(f);
+  if (!out.spec_fields.empty()) out.fields.push_back(static_cast<uint32_t>(R::kSpecFieldNumber));
+  std::sort(out.fields.begin(), out.fields.end());
   return out;
 }
 

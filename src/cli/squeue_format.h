@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,10 +70,40 @@ pb::JobQueryRequest BuildJobQuery(const SqueueFilter& filter);
 // The complete filter, applied client-side as well (the server may answer more).
 bool JobMatches(const pb::JobRecord& job, const SqueueFilter& filter);
 
+// The JobRecord and JobSpec field numbers that the format (-o/-O/-l/--start), the sort keys and
+// the client-side filter read, for JobQueryRequest.fields/spec_fields: the controller then
+// encodes only those. Both empty: every field (a column whose needs are not listed). Fails as
+// FormatSqueue does on an unknown -O field.
+struct SqueueFields {
+  std::vector<uint32_t> fields;
+  std::vector<uint32_t> spec_fields;
+};
+Result<SqueueFields> SqueueQueryFields(const SqueueFormatOptions& options,
+                                       const SqueueFilter& filter);
+
 // Formats jobs (already filtered) with header (unless no_header). Fails on an unknown -O field:
 // "Invalid job format specification: Foo".
 Result<std::string> FormatSqueue(const std::vector<const pb::JobRecord*>& jobs,
                                  const SqueueFormatOptions& options, int64_t now);
+
+// FormatSqueue one job at a time: Add() does not keep the record (pending array tasks, grouped
+// into one line per array, are copied), so a caller can decode jobs into one reused message.
+class SqueueFormatter {
+ public:
+  // Fails as FormatSqueue does on an unknown -O field.
+  static Result<SqueueFormatter> Make(const SqueueFormatOptions& options, int64_t now);
+  SqueueFormatter(SqueueFormatter&&) noexcept;
+  SqueueFormatter& operator=(SqueueFormatter&&) noexcept;
+  ~SqueueFormatter();
+  void Reserve(size_t jobs);
+  void Add(const pb::JobRecord& job);  // a job already filtered
+  void FinishInto(std::string& out);   // appends header and sorted lines; call once
+
+ private:
+  SqueueFormatter();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // --json: a slurmrestd v0.0.44 "openapi_job_info_resp" document.
 std::string FormatSqueueJson(const std::vector<const pb::JobRecord*>& jobs,

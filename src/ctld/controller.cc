@@ -11,6 +11,7 @@
 #include "common/config_files.h"
 #include "common/hostlist.h"
 #include "common/log.h"
+#include "common/states.h"
 #include "common/units.h"
 #include "ctld/reconfigure_plan.h"
 
@@ -207,6 +208,9 @@ void Controller::LoadState() {
   for (auto& [id, job] : jobs_) {
     IndexArrayTask(job);
     if (job.state() == pb::JOB_PENDING) AddPending(job);
+    if (job.state() == pb::JOB_SUSPENDED && job.preempted_by() != 0) preempt_suspended_.insert(id);
+    if (HoldsNodes(job)) holders_.insert(id);
+    if (IsFinished(job.state())) ended_by_time_.insert({job.end_time(), id});
     // Resources stay allocated to running and completing jobs until their nodes report back.
     if (HoldsNodes(job)) {
       RebookAfterRestart(job);
@@ -253,7 +257,11 @@ void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<v
       AppendJobField(body, 1, r.job(), payloads_.Bytes(r.job().job_id()));
       encoded.push_back(Journal::Frame(body));
       MarkAcctDirty(r.job().job_id());
+      // A job that starts, ends or changes may satisfy another's dependency; a new or
+      // unchanged pending job cannot (its own updates unpark it through AddPending).
+      if (r.job().state() != pb::JOB_PENDING) eligibility_.NoteEvent();
     } else {
+      if (r.has_purge_job_id()) eligibility_.NoteEvent();
       encoded.push_back(Journal::Encode(r));
     }
   }
@@ -523,11 +531,18 @@ void Controller::UnindexArrayTask(const pb::JobRecord& job) {
 }
 
 void Controller::AddPending(const pb::JobRecord& job) {
-  pending_.insert({-static_cast<int64_t>(job.priority()), job.job_id()});
+  PendingKey key{-static_cast<int64_t>(job.priority()), job.job_id()};
+  pending_.insert(key);
+  // New or changed (update, release, requeue): the next pass looks at it again.
+  eligibility_.Unpark(job.job_id());
+  runnable_.insert(key);
 }
 
 void Controller::RemovePending(const pb::JobRecord& job) {
-  pending_.erase({-static_cast<int64_t>(job.priority()), job.job_id()});
+  PendingKey key{-static_cast<int64_t>(job.priority()), job.job_id()};
+  pending_.erase(key);
+  runnable_.erase(key);
+  eligibility_.Unpark(job.job_id());
 }
 
 }  // namespace shoal::ctld

@@ -31,6 +31,7 @@
 #include "sched/assoc_limits.h"
 #include "sched/assoc_tree.h"
 #include "sched/backfill.h"
+#include "sched/eligibility.h"
 #include "sched/fairshare.h"
 #include "sched/placement.h"
 #include "sched/preempt.h"
@@ -309,6 +310,11 @@ class Controller {
   // directory (Slurm's rule) and SchedulerParameters=max_switch_wait. A bad or missing file is
   // a start-up error naming file:line, as a bad slurm.conf is.
   Status LoadTopology();
+  // Parses topology_text_ against the current node table (names of nodes that do not exist
+  // yet are kept aside and join when such a dynamic node registers).
+  Status ParseTopology(bool log);
+  // After a dynamic node was added or deleted: re-resolves the topology when it names the node.
+  void TopologyNodeChanged(int idx, bool added);
   // For a job needing more than one node: `candidates` reordered so the ones the topology picks
   // among those with room now come first (then the rest, in their order, so backfill still sees
   // every node). Empty when there is no topology, the job needs one node, or no choice exists:
@@ -320,9 +326,10 @@ class Controller {
                           int64_t now) const;
   pb::Response QueryTopology() const;  // scontrol show topology
 
-  sched::Topology topology_;       // Kind::kNone without a topology plugin
-  std::string topology_plugin_;    // "topology/tree", "topology/block" or ""
-  int64_t max_switch_wait_ = 300;  // seconds; Slurm's default
+  sched::Topology topology_;                   // Kind::kNone without a topology plugin
+  std::string topology_plugin_;                // "topology/tree", "topology/block" or ""
+  std::string topology_text_, topology_path_;  // topology.conf as last read
+  int64_t max_switch_wait_ = 300;              // seconds; Slurm's default
 
   // --- reservations (reservations.cc)
   // Owned by the event-loop thread like everything else; a handful of entries, kept in
@@ -490,8 +497,18 @@ class Controller {
   uint32_t next_job_id_ = 1;
   uint32_t max_job_count_ = 10000;
   std::unordered_map<uint32_t, pb::JobRecord> jobs_;
-  JobPayloads payloads_;  // scripts and environments, kept out of jobs_ (job_payload.h)
-  std::set<PendingKey> pending_;
+  JobPayloads payloads_;          // scripts and environments, kept out of jobs_ (job_payload.h)
+  std::set<PendingKey> pending_;  // every pending job (sprio, sdiag, priority recalculation)
+  // The pending jobs the scheduling pass walks: pending_ less those parked in eligibility_
+  // (begin time in the future, dependency not yet satisfied) until they are due.
+  std::set<PendingKey> runnable_;
+  sched::EligibilityIndex eligibility_;
+  std::unordered_set<uint32_t> preempt_suspended_;  // ids that may await ResumePreemptedJobs
+  // What the per-second walks look at instead of every job: jobs that may hold nodes
+  // (CheckTimeLimits, NodeIdle) and ended jobs by end time (PurgeOldJobs). Stale entries drop
+  // lazily.
+  std::unordered_set<uint32_t> holders_;
+  std::set<std::pair<int64_t, uint32_t>> ended_by_time_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> array_tasks_;  // array job id -> task jobs
   std::vector<Node> nodes_;
   std::unordered_map<std::string, int> node_by_name_;

@@ -609,6 +609,7 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
       *job = std::move(next);
       shape_cache_.erase(job->job_id());  // the request may have changed
       if (pending) AddPending(*job);
+      eligibility_.NoteEvent();  // e.g. a new name may free a singleton waiting on this job
       changed->push_back(job);
       *out->add_results() = Ok(id);
     }
@@ -768,6 +769,7 @@ void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) 
   job.set_completing(false);
   if (job.end_time() == 0 || job.end_time() < job.start_time()) job.set_end_time(now);
   if (job.start_time() == 0) job.set_start_time(now);
+  ended_by_time_.insert({job.end_time(), job.job_id()});  // PurgeOldJobs' index
   EndSteps(job, now);
   JobEnded(job, true);  // EpilogSlurmctld, node epilogs
   WakeAllocationWaiters(job);
@@ -874,8 +876,22 @@ void Controller::JobComplete(const pb::JobCompleteRequest& req, Responder respon
 
 void Controller::CheckTimeLimits(int64_t now) {
   std::vector<pb::JobRecord*> changed;
-  for (auto& [id, job] : jobs_) {
-    if (job.state() != pb::JOB_RUNNING || job.completing()) continue;
+  // Only running jobs can reach a limit: the index, not every job (queued ones included).
+  std::vector<uint32_t> ids;
+  ids.reserve(holders_.size());
+  for (auto it = holders_.begin(); it != holders_.end();) {
+    const pb::JobRecord* job = FindJob(*it);
+    if (!job || !HoldsNodes(*job)) {
+      it = holders_.erase(it);  // ended or requeued: re-added when it starts again
+      continue;
+    }
+    if (job->state() == pb::JOB_RUNNING && !job->completing()) ids.push_back(*it);
+    ++it;
+  }
+  for (uint32_t id : ids) {
+    pb::JobRecord* found = FindJob(id);
+    if (!found || found->state() != pb::JOB_RUNNING || found->completing()) continue;
+    pb::JobRecord& job = *found;
     // --deadline: a running job is ended when the deadline passes (state DEADLINE).
     if (job.spec().deadline() > 0 && now >= job.spec().deadline()) {
       TerminateRunning(job, pb::JOB_DEADLINE, "deadline");
@@ -909,22 +925,28 @@ void Controller::CheckTimeLimits(int64_t now) {
 void Controller::PurgeOldJobs(int64_t now) {
   int64_t min_age = conf_.MinJobAge();
   std::vector<pb::JournalRecord> recs;
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
+  // Ended jobs in end-time order: only those old enough are looked at.
+  for (auto e = ended_by_time_.begin(); e != ended_by_time_.end() && e->first + min_age < now;) {
+    auto it = jobs_.find(e->second);
+    if (it == jobs_.end() || !IsFinished(it->second.state()) || it->second.end_time() != e->first) {
+      e = ended_by_time_.erase(e);  // stale: purged, requeued, or ended again later
+      continue;
+    }
     const auto& job = it->second;
     // A job whose final record shoaldbd has not acknowledged stays (it is the outbox).
-    if (IsFinished(job.state()) && !job.completing() && job.end_time() + min_age < now &&
-        !AcctUnsent(it->first)) {
-      UnindexArrayTask(job);
-      shape_cache_.erase(it->first);
-      resolved_.erase(it->first);
-      payloads_.Drop(it->first);
-      pb::JournalRecord rec;
-      rec.set_purge_job_id(it->first);
-      recs.push_back(std::move(rec));
-      it = jobs_.erase(it);
-    } else {
-      ++it;
+    if (job.completing() || AcctUnsent(it->first)) {
+      ++e;
+      continue;
     }
+    UnindexArrayTask(job);
+    shape_cache_.erase(it->first);
+    resolved_.erase(it->first);
+    payloads_.Drop(it->first);
+    pb::JournalRecord rec;
+    rec.set_purge_job_id(it->first);
+    recs.push_back(std::move(rec));
+    jobs_.erase(it);
+    e = ended_by_time_.erase(e);
   }
   if (!recs.empty()) Persist(std::move(recs), nullptr);
 }

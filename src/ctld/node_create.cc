@@ -91,6 +91,7 @@ pb::Response Controller::DeleteNode(const pb::Credential& cred, const pb::Delete
     node.rec = std::move(tomb);
     InitNodeView(idx);
     views_[idx].available = false;
+    TopologyNodeChanged(idx, false);
     LogInfo("node %s deleted by uid %u", name.c_str(), cred.uid());
   }
   // The journal holds the node's records: a snapshot without it replaces them.

@@ -50,7 +50,10 @@ int64_t Controller::ResumeTimeoutSeconds() const {
 bool Controller::NodeIdle(int idx) const {
   if (nodes_[idx].rec.alloc_cpus() > 0 || views_[idx].num_jobs > 0) return false;
   const std::string& name = nodes_[idx].rec.name();
-  for (const auto& [id, job] : jobs_) {
+  for (uint32_t id : holders_) {  // not every job: this runs per node, every second
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    const pb::JobRecord& job = it->second;
     if (!HoldsNodes(job)) continue;
     if (std::find(job.nodes().begin(), job.nodes().end(), name) != job.nodes().end()) return false;
   }

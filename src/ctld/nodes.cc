@@ -216,6 +216,7 @@ int Controller::AddDynamicNode(pb::NodeRecord rec) {
   nodes_.push_back(std::move(n));
   PlaceDynamicNode(idx);
   InitNodeView(idx);
+  TopologyNodeChanged(idx, true);  // topology.conf may name it before it existed
   return idx;
 }
 

@@ -100,6 +100,7 @@ bool Controller::TryPreemption(pb::JobRecord& job, int partition, int64_t now) {
     if (v.action == sched::PreemptAction::kSuspend) {
       SuspendJob(*victim);
       victim->set_preempted_by(job.job_id());
+      preempt_suspended_.insert(victim->job_id());
       victim->set_reason("Preempted");
     } else if (v.action == sched::PreemptAction::kRequeue) {
       victim->set_state_desc("requeue");

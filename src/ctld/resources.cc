@@ -230,6 +230,7 @@ void Controller::ResumeJob(pb::JobRecord& job) {
   }
   job.set_cpus_released(false);
   job.set_state(pb::JOB_RUNNING);
+  holders_.insert(job.job_id());
   job.set_reason("None");
   job.set_preempted_by(0);
   if (job.suspend_time() > 0)
@@ -248,8 +249,16 @@ void Controller::SignalJobNodes(const pb::JobRecord& job, int signal) {
 
 void Controller::ResumePreemptedJobs() {
   // A job suspended by preemption resumes once its preemptor is gone and its CPUs are free.
-  for (auto& [id, job] : jobs_) {
-    if (job.state() != pb::JOB_SUSPENDED || job.preempted_by() == 0) continue;
+  // Only the jobs preemption suspended are looked at (not every job, on every pass).
+  for (auto it = preempt_suspended_.begin(); it != preempt_suspended_.end();) {
+    uint32_t id = *it;
+    pb::JobRecord* found = FindJob(id);
+    if (!found || found->state() != pb::JOB_SUSPENDED || found->preempted_by() == 0) {
+      it = preempt_suspended_.erase(it);
+      continue;
+    }
+    ++it;
+    pb::JobRecord& job = *found;
     const pb::JobRecord* preemptor = FindJob(job.preempted_by());
     if (preemptor && (preemptor->state() == pb::JOB_RUNNING ||
                       preemptor->state() == pb::JOB_PENDING || preemptor->completing()))

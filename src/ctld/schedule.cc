@@ -7,11 +7,21 @@
 #include "common/states.h"
 #include "common/units.h"
 #include "ctld/controller.h"
+#include "sched/dependency.h"
 
 namespace shoal::ctld {
 namespace {
 
 std::string Compress(const std::vector<std::string>& v) { return CompressHostlist(v); }
+
+// "after:5+10": satisfied only some time after an event, so the clock matters too.
+bool HasDelayedDependency(const pb::JobRecord& job) {
+  auto dep = sched::ParseDependency(job.spec().dependency());
+  if (!dep) return false;
+  for (const auto& term : dep->terms)
+    if (term.delay_minutes > 0) return true;
+  return false;
+}
 
 // "2(x3),1" form of SLURM_JOB_CPUS_PER_NODE / SLURM_TASKS_PER_NODE.
 template <typename T>
@@ -121,9 +131,14 @@ void Controller::RunPlanner(bool with_backfill) {
     int partition;
   };
   std::vector<Candidate> candidates;
-  for (auto it = pending_.begin(); it != pending_.end();) {
+  // Parked jobs whose begin time came, or whose dependency an event may have satisfied.
+  for (uint32_t id : eligibility_.TakeDue(now))
+    if (const pb::JobRecord* job = FindJob(id); job && job->state() == pb::JOB_PENDING)
+      runnable_.insert({-static_cast<int64_t>(job->priority()), id});
+  for (auto it = runnable_.begin(); it != runnable_.end();) {
     // Held jobs have priority 0 and sort last: nothing after this point can start.
     if (it->first == 0) break;
+    const PendingKey walk_key = *it;
     pb::JobRecord* job = FindJob(it->second);
     ++it;
     if (!job || job->held()) continue;
@@ -142,6 +157,9 @@ void Controller::RunPlanner(bool with_backfill) {
     }
     if (job->eligible_time() > now) {
       job->set_reason("BeginTime");
+      // Out of the walk until then (the deadline check above cannot change meanwhile).
+      runnable_.erase(walk_key);
+      eligibility_.ParkUntil(job->job_id(), job->eligible_time());
       continue;
     }
     if (!job->spec().dependency().empty()) {
@@ -157,6 +175,12 @@ void Controller::RunPlanner(bool with_backfill) {
           continue;
         }
         job->set_reason(why);
+        // Out of the walk until another job starts, ends or changes (Persist notes it). A
+        // delayed term ("after:5+10") or a deadline also depends on the clock: those stay.
+        if (job->spec().deadline() == 0 && !HasDelayedDependency(*job)) {
+          runnable_.erase(walk_key);
+          eligibility_.ParkUntilEvent(job->job_id());
+        }
         continue;
       }
     }
@@ -308,6 +332,7 @@ void Controller::RunPlanner(bool with_backfill) {
     BookResources(*job, start.placement);
     job->set_batch_host(job->nodes(0));
     job->set_state(pb::JOB_RUNNING);
+    holders_.insert(job->job_id());
     job->set_reason("None");
     job->set_start_time(now);
     job->set_expected_start(0);

@@ -64,6 +64,8 @@ Status Controller::LoadTopology() {
     // topology/3d_torus, hypercube...: no allocation preference, as if none were configured.
     LogError("TopologyPlugin=%s is not supported; using topology/none", plugin.c_str());
   }
+  topology_text_.clear();
+  topology_path_.clear();
   if (want == Topology::Kind::kNone) return Status::Ok();
   topology_plugin_ = plugin;
 
@@ -76,11 +78,23 @@ Status Controller::LoadTopology() {
   if (!in) return InvalidArgument(path + ": cannot read: " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
+  topology_text_ = text.str();
+  topology_path_ = path;
+  return ParseTopology(true);
+}
 
+Status Controller::ParseTopology(bool log) {
+  Topology::Kind want =
+      topology_plugin_ == "topology/tree" ? Topology::Kind::kTree : Topology::Kind::kBlock;
+  const std::string& path = topology_path_;
   std::vector<std::string> names;
   names.reserve(nodes_.size());
-  for (const Node& n : nodes_) names.push_back(n.rec.name());
-  auto topo = sched::ParseTopologyConf(text.str(), names, path);
+  for (const Node& n : nodes_) names.push_back(n.deleted ? std::string() : n.rec.name());
+  // Dynamic nodes (shoald -Z, the Kubernetes operator's workers) are named in topology.conf
+  // before they register and may be gone: not an error, they join when they come.
+  sched::TopoParseOptions options;
+  options.allow_unknown_nodes = true;
+  auto topo = sched::ParseTopologyConf(topology_text_, names, path, options);
   if (!topo) return topo.status();
   // The file must describe what the plugin reads: switches for tree, blocks for block.
   if (topo->kind != Topology::Kind::kNone && topo->kind != want) {
@@ -89,16 +103,40 @@ Status Controller::LoadTopology() {
                    : (topo->switches.empty() ? 1 : topo->switches.front().line);
     return InvalidArgument(path + ":" + std::to_string(line) + ": " +
                            (want == Topology::Kind::kTree ? "BlockName" : "SwitchName") +
-                           " is not valid with TopologyPlugin=" + plugin);
+                           " is not valid with TopologyPlugin=" + topology_plugin_);
   }
-  if (topo->kind == Topology::Kind::kNone)
-    LogError("%s defines no %s; jobs are placed without topology", path.c_str(),
-             want == Topology::Kind::kTree ? "switches" : "blocks");
-  for (const auto& w : topo->warnings) LogError("warning: %s", w.c_str());
+  if (log) {
+    if (topo->kind == Topology::Kind::kNone)
+      LogError("%s defines no %s; jobs are placed without topology", path.c_str(),
+               want == Topology::Kind::kTree ? "switches" : "blocks");
+    for (const auto& w : topo->warnings) LogError("warning: %s", w.c_str());
+    if (!topo->unknown_nodes.empty())
+      LogInfo("%s: nodes %s are not defined yet; they join the topology when they register",
+              path.c_str(), CompressHostlist(topo->unknown_nodes).c_str());
+  }
   topology_ = std::move(*topo);
-  LogInfo("%s: %zu switches, %zu blocks", plugin.c_str(), topology_.switches.size(),
-          topology_.blocks.size());
+  if (log)
+    LogInfo("%s: %zu switches, %zu blocks", topology_plugin_.c_str(), topology_.switches.size(),
+            topology_.blocks.size());
   return Status::Ok();
+}
+
+void Controller::TopologyNodeChanged(int idx, bool added) {
+  if (topology_plugin_.empty() || idx < 0 || static_cast<size_t>(idx) >= nodes_.size()) return;
+  bool named;
+  if (added) {
+    named = std::binary_search(topology_.unknown_nodes.begin(), topology_.unknown_nodes.end(),
+                               nodes_[static_cast<size_t>(idx)].rec.name());
+  } else {
+    size_t i = static_cast<size_t>(idx);
+    named = (i < topology_.node_leaf.size() && topology_.node_leaf[i] >= 0) ||
+            (i < topology_.node_block.size() && topology_.node_block[i] >= 0);
+  }
+  if (!named) return;
+  // The same text parsed before with one node more or less: it cannot fail, but keep the
+  // topology in force if it somehow does.
+  if (Status s = ParseTopology(false); !s.ok())
+    LogError("topology: %s; keeping the previous topology", s.message().c_str());
 }
 
 std::vector<int> Controller::TopologyOrder(const pb::JobRecord& job,

@@ -35,10 +35,13 @@ bool IsPow2(uint32_t v) { return v && !(v & (v - 1)); }
 
 Result<Topology> ParseTopologyConf(std::string_view text,
                                    const std::vector<std::string>& node_names,
-                                   std::string_view path) {
+                                   std::string_view path, const TopoParseOptions& options) {
   Topology topo;
   std::map<std::string, int, std::less<>> node_idx;
-  for (size_t i = 0; i < node_names.size(); ++i) node_idx[node_names[i]] = static_cast<int>(i);
+  for (size_t i = 0; i < node_names.size(); ++i)
+    if (!node_names[i].empty()) node_idx[node_names[i]] = static_cast<int>(i);
+  std::set<std::string> unknown;
+  std::map<std::string, size_t> block_written;  // block name -> names written
   topo.node_leaf.assign(node_names.size(), -1);
   topo.node_block.assign(node_names.size(), -1);
 
@@ -51,7 +54,11 @@ Result<Topology> ParseTopologyConf(std::string_view text,
     std::vector<int> out;
     for (const auto& n : *names) {
       auto it = node_idx.find(n);
-      if (it == node_idx.end()) return LineError(path, line, "unknown node '" + n + "'");
+      if (it == node_idx.end()) {
+        if (!options.allow_unknown_nodes) return LineError(path, line, "unknown node '" + n + "'");
+        unknown.insert(n);
+        continue;
+      }
       out.push_back(it->second);
     }
     return out;
@@ -137,6 +144,7 @@ Result<Topology> ParseTopologyConf(std::string_view text,
         if (o.name == b.name) return LineError(path, lineno, "duplicate block '" + b.name + "'");
       auto idx = resolve_nodes(nodes, lineno);
       if (!idx) return idx.status();
+      if (auto all = ExpandHostlist(nodes)) block_written[b.name] = all->size();
       for (int n : *idx) {
         if (topo.node_block[static_cast<size_t>(n)] != -1)
           return LineError(path, lineno,
@@ -229,7 +237,7 @@ Result<Topology> ParseTopologyConf(std::string_view text,
     // A cycle with no entry from a root is caught above too (every switch is visited).
     std::vector<std::string> loose;
     for (size_t n = 0; n < node_names.size(); ++n)
-      if (topo.node_leaf[n] == -1) loose.push_back(node_names[n]);
+      if (topo.node_leaf[n] == -1 && !node_names[n].empty()) loose.push_back(node_names[n]);
     if (!loose.empty())
       topo.warnings.push_back(std::string(path) + ": nodes " + CompressHostlist(loose) +
                               " are not connected to any switch");
@@ -260,10 +268,15 @@ Result<Topology> ParseTopologyConf(std::string_view text,
                                " is not a power-of-two multiple of the base block size " +
                                std::to_string(base));
     }
+    auto written = [&](const TopoBlock& b) {
+      auto it = block_written.find(b.name);
+      return it == block_written.end() ? b.nodes.size() : it->second;
+    };
+    if (block_sizes_text.empty()) base = static_cast<uint32_t>(written(topo.blocks.front()));
     for (const auto& b : topo.blocks)
-      if (b.nodes.size() != base)
+      if (written(b) != base)
         return LineError(path, b.line,
-                         "block '" + b.name + "' has " + std::to_string(b.nodes.size()) +
+                         "block '" + b.name + "' has " + std::to_string(written(b)) +
                              " nodes, the base block size is " + std::to_string(base));
     if (topo.block_sizes.empty()) {
       for (uint64_t k = 1; k <= topo.blocks.size(); k *= 2)
@@ -271,11 +284,12 @@ Result<Topology> ParseTopologyConf(std::string_view text,
     }
     std::vector<std::string> loose;
     for (size_t n = 0; n < node_names.size(); ++n)
-      if (topo.node_block[n] == -1) loose.push_back(node_names[n]);
+      if (topo.node_block[n] == -1 && !node_names[n].empty()) loose.push_back(node_names[n]);
     if (!loose.empty())
       topo.warnings.push_back(std::string(path) + ": nodes " + CompressHostlist(loose) +
                               " are not in any block");
   }
+  topo.unknown_nodes.assign(unknown.begin(), unknown.end());
   return topo;
 }
 

@@ -40,6 +40,16 @@ struct Topology {
   std::vector<int> node_leaf;         // node index -> leaf switch index, -1 if none
   std::vector<int> node_block;        // node index -> block index, -1 if none
   std::vector<std::string> warnings;  // "topology.conf: nodes n9 are not connected to any switch"
+  // With TopoParseOptions::allow_unknown_nodes: names written in the file that are not nodes
+  // (yet), sorted. A dynamic node of such a name joins the topology when it registers.
+  std::vector<std::string> unknown_nodes;
+};
+
+struct TopoParseOptions {
+  // Dynamic nodes (shoald -Z, scontrol create) may be named before they exist, or be gone:
+  // their names are left out of the topology instead of being an error. A block's size is then
+  // the number of names written, so a block whose nodes have not all registered stays valid.
+  bool allow_unknown_nodes = false;
 };
 
 // Parses topology.conf text. SwitchName= lines make a tree, BlockName=/BlockSizes= lines block
@@ -50,9 +60,11 @@ struct Topology {
 // BlockSizes: the first entry is the base block size (every block must have exactly that many
 // nodes); each further size must be a power-of-two multiple of it. Without BlockSizes the
 // levels are base * 2^k up to the number of blocks.
+// Empty names in `node_names` (deleted nodes' slots) match nothing.
 Result<Topology> ParseTopologyConf(std::string_view text,
                                    const std::vector<std::string>& node_names,
-                                   std::string_view path = "topology.conf");
+                                   std::string_view path = "topology.conf",
+                                   const TopoParseOptions& options = {});
 
 // A topology-aware pick among `candidates` (node indexes that can each host their part of the
 // job).

@@ -171,5 +171,34 @@ TEST(TopologyTest, BlockSelectionIsAligned) {
   EXPECT_EQ(OrderCandidates(t, cands, 3).front(), 4);
 }
 
+TEST(TopologyTest, UnknownNodesAllowedForDynamicNodes) {
+  TopoParseOptions lenient;
+  lenient.allow_unknown_nodes = true;
+  // w-1 and w-3 have not registered (or are gone); a deleted node's slot has an empty name.
+  std::vector<std::string> names = {"w-0", "", "w-2"};
+  auto t = ParseTopologyConf(
+      "SwitchName=k1 Nodes=w-[0-1]\nSwitchName=k2 Nodes=w-[2-3]\n"
+      "SwitchName=top Switches=k[1-2]\n",
+      names, "topology.conf", lenient);
+  ASSERT_TRUE(t.ok()) << t.error();
+  EXPECT_EQ(t->unknown_nodes, (std::vector<std::string>{"w-1", "w-3"}));
+  EXPECT_EQ(t->switches[0].nodes, std::vector<int>{0});
+  EXPECT_EQ(t->switches[2].subtree, (std::vector<int>{0, 2}));
+  EXPECT_EQ(t->node_leaf, (std::vector<int>{0, -1, 1}));
+  EXPECT_TRUE(t->warnings.empty());  // the empty slot is not "not connected"
+  // Strict parsing (static nodes only) still refuses them.
+  EXPECT_FALSE(ParseTopologyConf("SwitchName=k1 Nodes=w-[0-1]\n", names).ok());
+  // Blocks are sized by the names written, so a half-registered block is valid.
+  auto b = ParseTopologyConf("BlockName=b1 Nodes=w-[0-1]\nBlockName=b2 Nodes=w-[2-3]\n", names,
+                             "topology.conf", lenient);
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(b->block_sizes, (std::vector<uint32_t>{2, 4}));
+  EXPECT_EQ(b->blocks[0].nodes, std::vector<int>{0});
+  auto bad = ParseTopologyConf("BlockName=b1 Nodes=w-[0-1]\nBlockName=b2 Nodes=w-[2-4]\n", names,
+                               "topology.conf", lenient);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "topology.conf:2: block 'b2' has 3 nodes, the base block size is 2");
+}
+
 }  // namespace
 }  // namespace shoal::sched
