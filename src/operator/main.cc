@@ -18,6 +18,7 @@
 #include "operator/health.h"
 #include "operator/kube/client.h"
 #include "operator/kube/leader.h"
+#include "operator/leader_exec.h"
 #include "operator/manager.h"
 #include "operator/shoal_api_cli.h"
 
@@ -45,7 +46,9 @@ void Usage(FILE* out) {
                "  --shoal-user NAME         user the operator's tokens name (root)\n"
                "  -v                        debug logging\n"
                "       shoal-operator shoal-api [--controller-address H:P] [--jwt-key-file F]\n"
-               "                            ping|nodes|drain|undrain|down|comment|... (debug)\n");
+               "                            ping|nodes|drain|undrain|down|comment|... (debug)\n"
+               "       shoal-operator leader-exec --lease-name NAME ... -- COMMAND [ARG...]\n"
+               "                            run COMMAND while holding a Lease (HA)\n");
 }
 
 std::string Hostname() {
@@ -67,6 +70,8 @@ int main(int argc, char** argv) {
   using namespace shoal;
   if (argc > 1 && std::string(argv[1]) == "shoal-api")
     return op::RunShoalApiCommand(std::vector<std::string>(argv + 2, argv + argc));
+  if (argc > 1 && std::string(argv[1]) == "leader-exec")
+    return op::RunLeaderExec(std::vector<std::string>(argv + 2, argv + argc));
   std::string api, kubeconfig, lease_ns, controller_address;
   op::ManagerConfig mc;
   kube::LeaderConfig lc;

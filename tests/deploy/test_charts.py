@@ -375,7 +375,11 @@ def test_operator_chart_default(renderer, node_modules, cr_validators):
                    ("", "events"): {"create", "patch"},
                    ("events.k8s.io", "events"): {"create", "patch"},
                    ("coordination.k8s.io", "leases"): crud,
-                   ("policy", "poddisruptionbudgets"): crud})
+                   ("policy", "poddisruptionbudgets"): crud,
+                   # An HA Controller's pods get a service account and a Role for their Lease.
+                   ("", "serviceaccounts"): {"get", "create", "update"},
+                   ("rbac.authorization.k8s.io", "roles"): {"get", "create", "update"},
+                   ("rbac.authorization.k8s.io", "rolebindings"): {"get", "create", "update"}})
     for plural in KINDS.values():
         expect[("shoal.dev", plural)] = crud
         expect[("shoal.dev", plural + "/status")] = {"get", "update", "patch"}

@@ -4,6 +4,7 @@
 as an out-of-cluster operator would."""
 
 import base64
+import ipaddress
 import json
 import os
 import shutil
@@ -36,6 +37,8 @@ class K8s:
         self.k8s_nodes = list(k8s_nodes)
         # A test file that may run beside another (each tears its bridge down) picks its own.
         self.bridge, self.cidr = bridge, cidr
+        # The bridge's own address (the simulator's gateway): how pods reach the host.
+        self.host_ip = str(next(ipaddress.ip_network(cidr).hosts()))
         self.root = Path(tempfile.mkdtemp(prefix="shoal-k8s-", dir="/tmp"))
         os.chmod(self.root, 0o755)
         self.kube = None

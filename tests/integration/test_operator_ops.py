@@ -1,10 +1,12 @@
 """shoal-operator operations (issue 9), end to end against the fake API server and the kubelet
-simulator: an HA controller (two pods sharing the state volume) fails over without losing a job;
+simulator: an HA controller (two pods sharing the state volume, the active one chosen by a Lease
+that `shoal-operator leader-exec` holds) fails over without losing a job;
 a Controller config change is applied with no controller restart; a crashed controller comes back
 with its state; deleting a NodeSet whose partition old jobs still name breaks nothing; a Token
 becomes a Secret holding a JWT the controller accepts."""
 
 import base64
+import json
 import os
 import secrets
 import shutil
@@ -17,6 +19,10 @@ import pytest
 from k8s_env import NS, K8s, ready, wait
 
 CTL_SEL = "app.kubernetes.io/name=shoal-controller"
+LEASE = "shoal-ctld"
+# The fake API server speaks plain HTTP, so the controller pods' launchers reach it through a
+# kubeconfig (KUBECONFIG, which leader-exec honours before the in-cluster service account).
+POD_KUBECONFIG = {}
 
 
 def controller_cr(extra=""):
@@ -25,6 +31,8 @@ def controller_cr(extra=""):
             "spec": {"clusterName": "k8s", "ha": {"enabled": True, "replicas": 2},
                      "slurmKeyRef": {"name": "shoal-slurm-key", "key": "slurm.key"},
                      "jwtKeyRef": {"name": "shoal-jwt-key", "key": "jwt.key"},
+                     "template": {"spec": {"extraEnv": [
+                         {"name": "KUBECONFIG", "value": POD_KUBECONFIG["path"]}]}},
                      "extraConf": "KillWait=5\n" + extra}}
 
 
@@ -40,10 +48,15 @@ def nodeset_cr(name, replicas):
 def env(request):
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces)")
-    k = K8s(k8s_nodes=("k1", "k2")).start()
+    k = K8s(k8s_nodes=("k1", "k2"), bridge="kops0", cidr="10.249.0.0/16").start()
     try:
         k.secret("shoal-slurm-key", {"slurm.key": secrets.token_bytes(32)})
         k.secret("shoal-jwt-key", {"jwt.key": secrets.token_hex(32)})
+        pod_kc = k.root / "pod-kubeconfig"
+        pod_kc.write_text(k.kube.kubeconfig(namespace=NS).replace(
+            k.kube.url, f"http://{k.host_ip}:{k.kube.port}"))
+        os.chmod(pod_kc, 0o644)  # the controller runs as user shoal
+        POD_KUBECONFIG["path"] = str(pod_kc)
         k.start_operator()
         k.apply(controller_cr())
         k.apply(nodeset_cr("cpu", 2))
@@ -66,6 +79,26 @@ def active(env):
     """The ready (serving) controller pod's name, or None."""
     ready_ones = [n for n, p in controllers(env).items() if ready(p)]
     return ready_ones[0] if len(ready_ones) == 1 else None
+
+
+def lease_holder(env):
+    r = env.kubectl("get", "lease", LEASE, "-n", NS, "-o", "json", check=False)
+    return json.loads(r.stdout)["spec"].get("holderIdentity") if r.returncode == 0 else None
+
+
+def shoalctld_pids(env, pod):
+    """The shoalctld processes the pod's launcher (its container's main process) runs."""
+    pid = env.container_pid(pod)
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [int(k) for k in kids if Path(f"/proc/{k}/comm").read_text().strip() == "shoalctld"]
+    except OSError:
+        return []
+
+
+def launcher_log(env, pod):
+    f = env.root / "sim" / "logs" / f"{NS}_{pod}_shoalctld.log"
+    return f.read_text(errors="replace") if f.exists() else ""
 
 
 def ctl(env, *argv, extra_env=None):
@@ -100,6 +133,14 @@ def test_ha_controllers_one_active_and_workers_register(env):
     wait(lambda: controllers(env)[standby]["status"].get("phase") == "Running", 30,
          "the standby to run")
     assert not ready(controllers(env)[standby])
+    # The Lease names the active pod; the standby's launcher runs no shoalctld (its port
+    # refuses connections) while it waits for the Lease.
+    assert lease_holder(env) == active(env)
+    assert len(shoalctld_pids(env, active(env))) == 1
+    assert shoalctld_pids(env, standby) == []
+    sa = env.call("GET", f"/api/v1/namespaces/{NS}/pods/{standby}")["spec"]["serviceAccountName"]
+    role = env.call("GET", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles/{sa}")
+    assert [r["verbs"] for r in role["rules"]] == [["create"], ["get", "update"]]
     wait(lambda: sorted(s for (n, p), s in node_states(env).items() if p == "cpu") ==
          ["idle", "idle"], 120, "two idle workers in partition cpu")
 
@@ -122,11 +163,16 @@ def test_config_change_applies_without_controller_restart(env):
 
 def test_failover_loses_no_job(env):
     first = active(env)
+    other = [n for n in controllers(env) if n != first][0]
     running = submit(env, "-p", "cpu", "--wrap", "sleep 15; echo survived")
     held = submit(env, "-p", "cpu", "-H", "--wrap", "echo held ran")
     wait_job(env, running, states=("RUNNING",), timeout=30)
-    # kill -9 of the active controller's process: the standby takes the state lock over.
-    os.kill(env.container_pid(first), signal.SIGKILL)
+    # kill -9 of the active shoalctld: its launcher hands the Lease back and the standby's
+    # launcher starts shoalctld, which reads the shared state.
+    [pid] = shoalctld_pids(env, first)
+    os.kill(pid, signal.SIGKILL)
+    wait(lambda: lease_holder(env) == other, 30, "the Lease to move to the standby")
+    wait(lambda: active(env) == other, 60, "the former standby to become ready")
     wait(lambda: job_state(env, held) == "PENDING", 60, "a controller to serve the jobs again")
     assert job_state(env, running) in ("RUNNING", "COMPLETED")
     ctl(env, "scontrol", "release", held)
@@ -135,6 +181,20 @@ def test_failover_loses_no_job(env):
     assert (env.work / f"slurm-{running}.out").read_text() == "survived\n"
     # Both controller pods are back: one active, one standby.
     wait(lambda: len(controllers(env)) == 2 and active(env), 60, "two controllers again")
+    assert lease_holder(env) == active(env) == other
+
+
+def test_deleting_the_active_pod_hands_the_lease_over(env):
+    first = active(env)
+    releases = launcher_log(env, first).count("released lease")
+    job = submit(env, "-p", "cpu", "--wrap", "sleep 5; echo after delete")
+    env.kubectl("delete", "pod", first, "-n", NS, "--wait=false")
+    # SIGTERM: the launcher stops shoalctld, then releases the Lease (no wait for it to expire).
+    wait(lambda: lease_holder(env) not in (None, "", first), 40, "another holder of the Lease")
+    assert launcher_log(env, first).count("released lease") > releases
+    wait_job(env, job)
+    assert (env.work / f"slurm-{job}.out").read_text() == "after delete\n"
+    wait(lambda: len(controllers(env)) == 2 and active(env), 90, "the pod recreated")
 
 
 def test_deleting_a_nodeset_that_jobs_name_breaks_nothing(env):

@@ -41,7 +41,7 @@ def nodeset_cr(replicas):
 def env(request):
     if os.geteuid() != 0:
         pytest.skip("needs root (network namespaces)")
-    k = K8s(k8s_nodes=("k1", "k2")).start()
+    k = K8s(k8s_nodes=("k1", "k2"), bridge="kotp0", cidr="10.250.0.0/16").start()
     try:
         k.secret("shoal-slurm-key", {"slurm.key": secrets.token_bytes(32)})
         k.secret("shoal-jwt-key", {"jwt.key": secrets.token_hex(32)})

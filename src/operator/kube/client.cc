@@ -340,8 +340,11 @@ void SleepUnlessStopped(int ms, const std::atomic<bool>& stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
-constexpr std::array<ResourceType, 16> kKinds{{
+constexpr std::array<ResourceType, 19> kKinds{{
     {"v1", "Pod", "pods", true},
+    {"v1", "ServiceAccount", "serviceaccounts", true},
+    {"rbac.authorization.k8s.io/v1", "Role", "roles", true},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", true},
     {"v1", "Service", "services", true},
     {"v1", "ConfigMap", "configmaps", true},
     {"v1", "Secret", "secrets", true},
@@ -614,7 +617,7 @@ Result<KubeResponse> KubeClient::Request(const std::string& method, const std::s
   CurlHeaders headers;
   std::string url = config_.server + path;
   SetCommon(c, config_, url, headers);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, request_timeout_ms_);
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
   if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {

@@ -122,6 +122,9 @@ class KubeClient {
   KubeClient& operator=(const KubeClient&) = delete;
 
   const KubeConfig& config() const { return config_; }
+  // Limit of one Request (not of a watch); 30 s unless set. A Lease holder needs answers within
+  // its renew deadline.
+  void set_request_timeout_ms(long ms) { request_timeout_ms_ = ms; }
 
   // One request; transport failures (connect, TLS, timeout) are errors, any HTTP answer is a
   // KubeResponse.
@@ -159,6 +162,7 @@ class KubeClient {
 
  private:
   KubeConfig config_;
+  long request_timeout_ms_ = 30000;
   void* curl_ = nullptr;  // CURL*
 };
 

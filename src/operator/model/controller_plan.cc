@@ -135,6 +135,12 @@ Plan PlanController(const Observed& obs) {
     plan.actions.push_back(Action{Action::Kind::kApply, ControllerServiceMonitor(cr), "", ""});
   if (spec.persistence && spec.existing_claim.empty())
     plan.actions.push_back(Action{Action::Kind::kApply, ControllerStatePvc(cr, spec), "", ""});
+  if (spec.ha) {
+    // The identity leader-exec campaigns with: its Lease and nothing else.
+    for (Json o :
+         {ControllerServiceAccount(cr), ControllerLeaseRole(cr), ControllerLeaseRoleBinding(cr)})
+      plan.actions.push_back(Action{Action::Kind::kApply, std::move(o), "", ""});
+  }
 
   // Pods: created when missing (the state volume brings the state back), replaced only when
   // the pod template itself changed (image, template), never for configuration.

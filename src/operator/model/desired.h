@@ -31,8 +31,16 @@ Json ControllerHeadlessService(const Json& cr, const ControllerSpec& spec);
 Json ControllerStatePvc(const Json& cr, const ControllerSpec& spec);  // <c>-state
 // ServiceMonitor <c> (monitoring.coreos.com/v1) scraping /metrics on the controller Service.
 Json ControllerServiceMonitor(const Json& cr);
-// Pod <c>-<index>. `extra_files` are the ConfigMap keys (all mounted from <c>-config).
+// Pod <c>-<index>. `extra_files` are the ConfigMap keys (all mounted from <c>-config). With
+// spec.ha, shoalctld runs under `shoal-operator leader-exec` holding Lease <c>-ctld, as service
+// account <c>-ctld; liveness probes the launcher (a standby runs no shoalctld), readiness
+// shoalctld.
 Json ControllerPod(const Json& cr, const ControllerSpec& spec, int index);
+// spec.ha: the Lease name, and ServiceAccount, Role (that Lease only) and RoleBinding <c>-ctld.
+std::string ControllerLeaseName(const Json& cr);
+Json ControllerServiceAccount(const Json& cr);
+Json ControllerLeaseRole(const Json& cr);
+Json ControllerLeaseRoleBinding(const Json& cr);
 
 // NodeSet <w>. `controller_host` is host:port of the controller Service.
 std::string WorkerSelector(const std::string& nodeset);  // "app.kubernetes.io/instance=w,..."

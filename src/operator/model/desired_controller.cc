@@ -8,6 +8,9 @@ namespace {
 
 Json Labels(const Json& cr) { return BaseLabels("shoal-controller", Str(cr, "metadata.name")); }
 
+// The HA launcher's own /livez, /readyz (leader-exec --health-port).
+constexpr int kLeaderHealthPort = 8081;
+
 Json SecretVolume(const std::string& vol, const KeyRef& ref, const std::string& file) {
   return Json{{"name", vol},
               {"secret",
@@ -99,6 +102,47 @@ Json ControllerServiceMonitor(const Json& cr) {
   return sm;
 }
 
+std::string ControllerLeaseName(const Json& cr) { return Str(cr, "metadata.name") + "-ctld"; }
+
+Json ControllerServiceAccount(const Json& cr) {
+  Json sa{{"apiVersion", "v1"},
+          {"kind", "ServiceAccount"},
+          {"metadata", OwnedMeta(cr, ControllerLeaseName(cr), Labels(cr))}};
+  StampSpecHash(&sa);
+  return sa;
+}
+
+Json ControllerLeaseRole(const Json& cr) {
+  // Least privilege: create cannot be limited by name (the object does not exist yet), get and
+  // update (renew, release) can.
+  Json role{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+            {"kind", "Role"},
+            {"metadata", OwnedMeta(cr, ControllerLeaseName(cr), Labels(cr))},
+            {"rules", Json::array({{{"apiGroups", Json::array({"coordination.k8s.io"})},
+                                    {"resources", Json::array({"leases"})},
+                                    {"verbs", Json::array({"create"})}},
+                                   {{"apiGroups", Json::array({"coordination.k8s.io"})},
+                                    {"resources", Json::array({"leases"})},
+                                    {"resourceNames", Json::array({ControllerLeaseName(cr)})},
+                                    {"verbs", Json::array({"get", "update"})}}})}};
+  StampSpecHash(&role);
+  return role;
+}
+
+Json ControllerLeaseRoleBinding(const Json& cr) {
+  std::string name = ControllerLeaseName(cr);
+  Json rb{
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "RoleBinding"},
+      {"metadata", OwnedMeta(cr, name, Labels(cr))},
+      {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", name}}},
+      {"subjects", Json::array({{{"kind", "ServiceAccount"},
+                                 {"name", name},
+                                 {"namespace", Str(cr, "metadata.namespace", "default")}}})}};
+  StampSpecHash(&rb);
+  return rb;
+}
+
 Json ControllerPod(const Json& cr, const ControllerSpec& spec, int index) {
   std::string name = Str(cr, "metadata.name");
   std::string pod_name = name + "-" + std::to_string(index);
@@ -130,25 +174,46 @@ Json ControllerPod(const Json& cr, const ControllerSpec& spec, int index) {
                 {"timeoutSeconds", 3},
                 {"failureThreshold", 3}};
   };
-  Json container{
-      {"name", "shoalctld"},
-      {"image", spec.image},
-      {"imagePullPolicy", spec.pull_policy},
-      {"command", Json::array({"shoalctld", "-D", "-f", std::string(kConfDir) + "/slurm.conf"})},
-      {"env",
-       Json::array({{{"name", "SLURM_CONF"}, {"value", std::string(kConfDir) + "/slurm.conf"}}})},
-      {"ports", Json::array({{{"name", "shoalctld"}, {"containerPort", spec.port}}})},
-      {"readinessProbe", probe("/readyz", 5)},
-      {"livenessProbe", probe("/livez", 10)},
-      {"startupProbe", Json{{"httpGet", {{"path", "/livez"}, {"port", spec.port}}},
-                            {"periodSeconds", 2},
-                            {"failureThreshold", 90}}},
-      {"volumeMounts", mounts},
-      {"securityContext", RestrictedContainerSecurity()}};
-  return RestrictedPod(cr, pod_name, labels, std::move(container), std::move(volumes),
-                       {{"hostname", pod_name},
-                        {"subdomain", name + "-headless"},
-                        {"terminationGracePeriodSeconds", 30}},
+  Json command = Json::array({"shoalctld", "-D", "-f", std::string(kConfDir) + "/slurm.conf"});
+  Json env =
+      Json::array({{{"name", "SLURM_CONF"}, {"value", std::string(kConfDir) + "/slurm.conf"}}});
+  Json ports = Json::array({{{"name", "shoalctld"}, {"containerPort", spec.port}}});
+  Json liveness = probe("/livez", 10);
+  Json startup{{"httpGet", {{"path", "/livez"}, {"port", spec.port}}},
+               {"periodSeconds", 2},
+               {"failureThreshold", 90}};
+  Json extra_spec{{"hostname", pod_name},
+                  {"subdomain", name + "-headless"},
+                  {"terminationGracePeriodSeconds", 30}};
+  if (spec.ha) {
+    // Only the Lease holder runs shoalctld: a standby's port refuses connections, so commands
+    // and node daemons walking SlurmctldHost move on at once. The state lock stays as fencing
+    // against a partitioned old holder.
+    Json launcher =
+        Json::array({"shoal-operator", "leader-exec", "--lease-name", ControllerLeaseName(cr),
+                     "--lease-namespace", Str(cr, "metadata.namespace", "default"), "--identity",
+                     "$(POD_NAME)", "--health-port", std::to_string(kLeaderHealthPort), "--"});
+    for (const Json& a : command) launcher.push_back(a);
+    command = std::move(launcher);
+    env.push_back(
+        {{"name", "POD_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}});
+    ports.push_back({{"name", "leader-health"}, {"containerPort", kLeaderHealthPort}});
+    liveness["httpGet"]["port"] = kLeaderHealthPort;
+    startup["httpGet"]["port"] = kLeaderHealthPort;
+    extra_spec["serviceAccountName"] = ControllerLeaseName(cr);
+  }
+  Json container{{"name", "shoalctld"},
+                 {"image", spec.image},
+                 {"imagePullPolicy", spec.pull_policy},
+                 {"command", std::move(command)},
+                 {"env", std::move(env)},
+                 {"ports", std::move(ports)},
+                 {"readinessProbe", probe("/readyz", 5)},
+                 {"livenessProbe", std::move(liveness)},
+                 {"startupProbe", std::move(startup)},
+                 {"volumeMounts", mounts},
+                 {"securityContext", RestrictedContainerSecurity()}};
+  return RestrictedPod(cr, pod_name, labels, std::move(container), std::move(volumes), extra_spec,
                        spec.tmpl);
 }
 
