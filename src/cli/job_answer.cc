@@ -2,19 +2,10 @@
 
 #include <string>
 
+#include "common/varint.h"
+
 namespace shoal::cli {
 namespace {
-
-bool ReadVarint(std::string_view in, size_t& pos, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (pos >= in.size()) return false;
-    auto b = static_cast<uint8_t>(in[pos++]);
-    v |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
-}
 
 // One field of a message: its number, wire type, whole bytes and (length-delimited) payload.
 struct WireField {

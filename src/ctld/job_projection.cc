@@ -1,5 +1,6 @@
 #include "ctld/job_projection.h"
 
+#include "common/varint.h"
 #include "ctld/job_payload.h"
 
 namespace shoal::ctld {
@@ -319,17 +320,6 @@ bool EncodeSpecField(std::string& out, uint32_t f, const pb::JobSpec& s) {
     default:
       return false;
   }
-}
-
-bool ReadVarint(std::string_view in, size_t& pos, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (pos >= in.size()) return false;
-    auto b = static_cast<uint8_t>(in[pos++]);
-    v |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
 }
 
 bool Wanted(const Bits& keep, uint64_t field) {

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 
 #include "common/log.h"
@@ -42,24 +41,11 @@ void Usage(FILE* out) {
                "  -v                            debug logging\n");
 }
 
-std::string Hostname() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "shoalctld";
-  return buf;
-}
-
-std::string PodNamespace() {
-  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
-  std::string ns;
-  if (in) std::getline(in, ns);
-  return ns;
-}
-
 // Parses the options; nullopt (after a message) when they are wrong, or for --help (*code 0).
 std::optional<Options> Parse(const std::vector<std::string>& args, int* code) {
   Options o;
   o.lease.name.clear();
-  o.lease.identity = Hostname();
+  o.lease.identity = kube::HostnameOr("shoalctld");
   std::string ns;
   *code = 2;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -136,7 +122,7 @@ std::optional<Options> Parse(const std::vector<std::string>& args, int* code) {
     Usage(stderr);
     return std::nullopt;
   }
-  if (ns.empty()) ns = PodNamespace();
+  if (ns.empty()) ns = kube::PodNamespace();
   o.lease.ns = ns.empty() ? "default" : ns;
   // client-go's proportions (15/10/2): renew well inside the lease and give up before a
   // successor could take over.

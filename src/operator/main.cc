@@ -2,13 +2,11 @@
 // and Shoal node state. Talks to the Kubernetes API (--api URL, --kubeconfig FILE, or the
 // in-cluster service account) and to shoalctld over Shoal's RPC with a token it signs.
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,19 +49,6 @@ void Usage(FILE* out) {
                "                            run COMMAND while holding a Lease (HA)\n");
 }
 
-std::string Hostname() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "shoal-operator";
-  return buf;
-}
-
-std::string PodNamespace() {
-  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
-  std::string ns;
-  if (in) std::getline(in, ns);
-  return ns;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,7 +60,7 @@ int main(int argc, char** argv) {
   std::string api, kubeconfig, lease_ns, controller_address;
   op::ManagerConfig mc;
   kube::LeaderConfig lc;
-  lc.identity = Hostname();
+  lc.identity = kube::HostnameOr("shoal-operator");
   bool leader_elect = false;
   int health_port = 8081;
   for (int i = 1; i < argc; ++i) {
@@ -176,7 +161,7 @@ int main(int argc, char** argv) {
     LogError("shoal-operator: %s", cfg.error().c_str());
     return 1;
   }
-  if (lease_ns.empty()) lease_ns = !mc.ns.empty() ? mc.ns : PodNamespace();
+  if (lease_ns.empty()) lease_ns = !mc.ns.empty() ? mc.ns : kube::PodNamespace();
   lc.ns = lease_ns.empty() ? "default" : lease_ns;
 
   struct sigaction sa {};

@@ -1,6 +1,7 @@
 #include "operator/kube/client.h"
 
 #include <curl/curl.h>
+#include <unistd.h>
 
 #include <array>
 #include <cctype>
@@ -463,6 +464,19 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path) {
   if (!text) return text.status();
   size_t slash = path.rfind('/');
   return ParseKubeconfig(*text, slash == std::string::npos ? "." : path.substr(0, slash));
+}
+
+std::string PodNamespace() {
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  if (in) std::getline(in, ns);
+  return ns;
+}
+
+std::string HostnameOr(const char* fallback) {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return fallback;
+  return buf;
 }
 
 Result<KubeConfig> InClusterConfig() {

@@ -38,6 +38,10 @@ Result<KubeConfig> ParseKubeconfig(std::string_view text, std::string_view base_
 Result<KubeConfig> LoadKubeconfig(const std::string& path);
 // KUBERNETES_SERVICE_HOST/PORT and the service-account token and CA.
 Result<KubeConfig> InClusterConfig();
+// The namespace of the pod this runs in (from its service account), or "" outside a pod.
+std::string PodNamespace();
+// This host's name (a pod's name), or `fallback` when it cannot be read.
+std::string HostnameOr(const char* fallback);
 
 // The small YAML subset kubeconfig files use (block mappings, block sequences, plain and quoted
 // scalars, comments) as JSON; scalars stay strings except true/false. Exposed for tests.
