@@ -35,7 +35,10 @@ integration_rc=0
 
 if ((run_unit)); then
   echo "=== unit tests (ctest, $BUILD_DIR)"
-  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" 2>&1 | tee "$logs/ctest.log"
+  # A per-test limit: a test that hangs (or leaks a process holding its output) fails by name
+  # instead of stalling the whole run.
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" \
+    --timeout "${SHOAL_CTEST_TIMEOUT:-600}" 2>&1 | tee "$logs/ctest.log"
   unit_rc=${PIPESTATUS[0]}
   if grep -q 'No tests were found' "$logs/ctest.log"; then unit_rc=1; fi
 fi
@@ -47,7 +50,7 @@ if ((run_integration)); then
   # integration suite's pytest.ini (timeouts, markers) for both directories.
   SHOAL_BUILD_DIR=$BUILD_DIR /usr/bin/python3 -m pytest "$ROOT/tests/integration" \
     "$ROOT/tests/deploy" -c "$ROOT/tests/integration/pytest.ini" \
-    -ra "${pytest_args[@]}" 2>&1 | tee "$logs/pytest.log"
+    -ra --durations=25 "${pytest_args[@]}" 2>&1 | tee "$logs/pytest.log"
   integration_rc=${PIPESTATUS[0]}
 fi
 

@@ -69,7 +69,7 @@ std::vector<std::string> Controller::CtldScriptEnv(const pb::JobRecord& job,
                       std::to_string(WIFSIGNALED(st) ? WTERMSIG(st) : 0);
   }
   std::vector<std::string> env = BuildScriptEnv(info, context);
-  env.push_back("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  env.emplace_back("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   return env;
 }
 

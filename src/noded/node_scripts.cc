@@ -70,7 +70,7 @@ bool NodeScripts::PrologRan(uint32_t job_id) const { return FileExists(MarkerPat
 std::vector<std::string> NodeScripts::Env(const pb::JobRecord& job, const char* context) const {
   std::vector<std::string> env =
       BuildScriptEnv(ScriptInfoFromJob(job, node_name_, cluster_), context);
-  env.push_back("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  env.emplace_back("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   return env;
 }
 

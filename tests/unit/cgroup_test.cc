@@ -261,12 +261,30 @@ const char* RealCgroup2() {
   return nullptr;
 }
 
+// Kills whatever the test left in the job's cgroup, also when an assertion returned early: a
+// leaked daemon would keep the test's output pipe open and ctest would wait for it forever.
+class JobCgroupGuard {
+ public:
+  JobCgroupGuard(CgroupBackend* backend, std::string root, std::string node)
+      : backend_(backend), root_(std::move(root)), node_(std::move(node)) {}
+  ~JobCgroupGuard() {
+    backend_->KillAndRemove(1, "");
+    ::rmdir((root_ + "/shoal/" + node_).c_str());
+    ::rmdir((root_ + "/shoal").c_str());  // unless another node still uses it
+  }
+
+ private:
+  CgroupBackend* backend_;
+  std::string root_, node_;
+};
+
 TEST(CgroupV2Real, TracksKillsAndDeniesDevices) {
   const char* root = RealCgroup2();
   if (root == nullptr || ::geteuid() != 0) GTEST_SKIP() << "no writable cgroup2 mount (root)";
   std::string node = "unit" + std::to_string(::getpid());
   auto b = MakeCgroupV2(root, node);
   ASSERT_TRUE(b.ok()) << b.error();
+  JobCgroupGuard guard((*b).get(), root, node);
   // A fake GPU: the device numbers of /dev/null, denied to the job.
   TempDir t;
   std::string dev = (t.path() / "nvidia0").string();
@@ -290,6 +308,8 @@ TEST(CgroupV2Real, TracksKillsAndDeniesDevices) {
     if (::fork() == 0) {
       ::setsid();
       if (::fork() == 0) {
+        // The daemon holds nothing of the test's: no stdio, only its end of the pipe.
+        for (int std_fd : {0, 1, 2}) ::close(std_fd);
         ::write(ready[1], &r, 1);
         ::close(ready[1]);
         ::pause();
@@ -306,7 +326,15 @@ TEST(CgroupV2Real, TracksKillsAndDeniesDevices) {
   int status = 0;
   ::waitpid(child, &status, 0);
   EXPECT_EQ(r, 'D') << "the denied device opened (A) or /dev/zero did not (Z)";
-  std::vector<pid_t> pids = (*b)->Pids(1, "step_0");
+  // The intermediate process may still be exiting (slowly under ASan, which unmaps a large
+  // shadow): wait until only the daemon is left in the cgroup.
+  std::vector<pid_t> pids;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    pids = (*b)->Pids(1, "step_0");
+    if (pids.size() == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (std::chrono::steady_clock::now() < deadline);
   ASSERT_EQ(pids.size(), 1u);  // the daemon, escaped from its parents but not from the cgroup
   pid_t daemon = pids[0];
   EXPECT_TRUE((*b)->KillAndRemove(1, ""));
@@ -314,8 +342,6 @@ TEST(CgroupV2Real, TracksKillsAndDeniesDevices) {
   std::string state = Read("/proc/" + std::to_string(daemon) + "/stat");
   EXPECT_TRUE(state.empty() || state.find(") Z ") != std::string::npos) << state;
   EXPECT_FALSE(fs::exists(fs::path(root) / "shoal" / node / "job_1"));
-  ::rmdir((std::string(root) + "/shoal/" + node).c_str());
-  ::rmdir((std::string(root) + "/shoal").c_str());  // unless another node still uses it
 }
 
 }  // namespace
