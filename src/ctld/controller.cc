@@ -141,10 +141,25 @@ void Controller::LoadState() {
         uint32_t id = rec.job().job_id();
         high_water = std::max(high_water, id + 1);
         pb::JobRecord& job = jobs_[id] = std::move(*rec.mutable_job());
-        // Every record of a job carries its payload; the newest copy replaces the last.
-        if (PayloadPtr p = payloads_.Take(job.mutable_spec())) payloads_.Set(id, std::move(p));
+        if (uint64_t ref = job.payload_id()) {
+          // Stored once, named by id (JournalRecord.payload / Snapshot.payloads).
+          job.clear_payload_id();
+          PayloadPtr p = payloads_.Replayed(ref);
+          if (!p)
+            LogError("job %u: its script and environment (payload %llu) are missing", id,
+                     static_cast<unsigned long long>(ref));
+          payloads_.Set(id, std::move(p));
+        } else if (PayloadPtr p = payloads_.Take(job.mutable_spec())) {
+          // Older state files carry the payload in every record of a job.
+          payloads_.Set(id, std::move(p));
+        } else {
+          payloads_.Drop(id);
+        }
         break;
       }
+      case pb::JournalRecord::kPayload:
+        payloads_.Define(rec.payload().id(), std::move(*rec.mutable_payload()->mutable_spec()));
+        break;
       case pb::JournalRecord::kNextJobId:
         high_water = std::max(high_water, rec.next_job_id());
         break;
@@ -205,6 +220,7 @@ void Controller::LoadState() {
     std::exit(1);
   }
   next_job_id_ = high_water;
+  payloads_.EndReplay();
   for (auto& [id, job] : jobs_) {
     IndexArrayTask(job);
     if (job.state() == pb::JOB_PENDING) AddPending(job);
@@ -234,7 +250,14 @@ void Controller::MaybeCompact() {
   // copies the job table (field numbers as in shoal.proto: 1 next_job_id, 2 jobs, 3 nodes).
   std::string bytes;
   AppendVarintField(bytes, 1, next_job_id_);
-  for (const auto& [id, job] : jobs_) AppendJobField(bytes, 2, job, payloads_.Bytes(id));
+  // 6 payloads: each distinct script and environment once; jobs name theirs by id.
+  payloads_.AppendAll(bytes, 6);
+  std::string scratch;
+  for (const auto& [id, job] : jobs_) {
+    scratch.clear();
+    uint64_t ref = payloads_.StoreRef(id, &scratch);  // every live payload is written above
+    AppendJobField(bytes, 2, job, kNoPayload, PayloadIdField(ref));
+  }
   for (const auto& n : nodes_) {
     if (n.deleted) continue;
     if (n.rec.dynamic() || n.rec.drain() || n.rec.configured_down() || !n.rec.reason().empty() ||
@@ -252,9 +275,12 @@ void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<v
   encoded.reserve(records.size());
   for (const auto& r : records) {
     if (r.has_job()) {
-      // A job record is the job's only field: splice the payload in (job_payload.h).
+      // A job record names its payload, written before it the first time (job_payload.h).
+      std::string payload_record;
+      uint64_t ref = payloads_.StoreRef(r.job().job_id(), &payload_record);
+      if (!payload_record.empty()) encoded.push_back(Journal::Frame(payload_record));
       std::string body;
-      AppendJobField(body, 1, r.job(), payloads_.Bytes(r.job().job_id()));
+      AppendJobField(body, 1, r.job(), kNoPayload, PayloadIdField(ref));
       encoded.push_back(Journal::Frame(body));
       MarkAcctDirty(r.job().job_id());
       // A job that starts, ends or changes may satisfy another's dependency; a new or

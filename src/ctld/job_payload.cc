@@ -1,9 +1,12 @@
 #include "ctld/job_payload.h"
 
+#include <algorithm>
+
 namespace shoal::ctld {
 namespace {
 
-constexpr uint32_t kJobRecordSpecField = 2;  // JobRecord.spec
+constexpr uint32_t kJobRecordSpecField = 2;        // JobRecord.spec
+constexpr uint32_t kJobRecordPayloadIdField = 64;  // JobRecord.payload_id
 
 size_t VarintSize(uint64_t v) {
   size_t n = 1;
@@ -51,8 +54,9 @@ PayloadPtr JobPayloads::Take(pb::JobSpec* spec) {
 PayloadPtr JobPayloads::Intern(std::string bytes) {
   if (auto it = pool_.find(std::string_view(bytes)); it != pool_.end())
     if (PayloadPtr shared = it->second.lock()) return shared;
-  auto owned = std::make_shared<const std::string>(std::move(bytes));
-  pool_[std::string_view(*owned)] = owned;
+  auto owned = std::make_shared<Payload>();
+  owned->bytes = std::move(bytes);
+  pool_[std::string_view(owned->bytes)] = owned;
   return owned;
 }
 
@@ -63,20 +67,79 @@ void JobPayloads::Set(uint32_t job_id, PayloadPtr payload) {
 
 void JobPayloads::Restore(uint32_t job_id, pb::JobSpec* spec) const {
   auto it = by_job_.find(job_id);
-  if (it != by_job_.end()) spec->MergeFromString(*it->second);
+  if (it != by_job_.end()) spec->MergeFromString(it->second->bytes);
 }
 
 const std::string& JobPayloads::Bytes(uint32_t job_id) const {
   auto it = by_job_.find(job_id);
-  return it == by_job_.end() ? Empty() : *it->second;
+  return it == by_job_.end() ? Empty() : it->second->bytes;
 }
 
 void JobPayloads::Drop(uint32_t job_id) {
   auto it = by_job_.find(job_id);
   if (it == by_job_.end()) return;
-  // The last job holding it: forget the pool entry before the string (its key) goes.
-  if (it->second.use_count() == 1) pool_.erase(std::string_view(*it->second));
+  // The last holder: forget the pool entry before the string (its key) goes. (During a replay
+  // the id table holds another reference; EndReplay forgets what it alone held.)
+  if (it->second.use_count() == 1) pool_.erase(std::string_view(it->second->bytes));
   by_job_.erase(it);
+}
+
+void JobPayloads::AppendRecord(std::string& out, uint32_t field, const Payload& p) {
+  AppendVarint(out, (uint64_t(field) << 3) | 2);
+  size_t body = 1 + VarintSize(p.id) + 1 + VarintSize(p.bytes.size()) + p.bytes.size();
+  AppendVarint(out, body);
+  AppendVarintField(out, 1, p.id);   // JobPayload.id
+  AppendVarint(out, (2u << 3) | 2);  // JobPayload.spec
+  AppendVarint(out, p.bytes.size());
+  out += p.bytes;
+}
+
+uint64_t JobPayloads::StoreRef(uint32_t job_id, std::string* record) {
+  auto it = by_job_.find(job_id);
+  if (it == by_job_.end()) return 0;
+  const Payload& p = *it->second;
+  if (p.id == 0) {
+    p.id = next_id_++;
+    AppendRecord(*record, 8, p);  // JournalRecord.payload
+  }
+  return p.id;
+}
+
+void JobPayloads::AppendAll(std::string& out, uint32_t field) {
+  for (auto& [bytes, weak] : pool_) {
+    PayloadPtr p = weak.lock();
+    if (!p) continue;
+    if (p->id == 0) p->id = next_id_++;
+    AppendRecord(out, field, *p);
+  }
+}
+
+void JobPayloads::Define(uint64_t id, std::string bytes) {
+  if (id == 0) return;
+  PayloadPtr p = Intern(std::move(bytes));
+  // Equal bytes stored twice under two ids (written again after their last job had gone):
+  // both ids name the one interned copy, which keeps the first id.
+  if (p->id == 0) p->id = id;
+  replay_[id] = std::move(p);
+  next_id_ = std::max(next_id_, id + 1);
+}
+
+PayloadPtr JobPayloads::Replayed(uint64_t id) const {
+  auto it = replay_.find(id);
+  return it == replay_.end() ? nullptr : it->second;
+}
+
+void JobPayloads::EndReplay() {
+  replay_.clear();
+  // Payloads no job holds are gone now; their entries are erased by position, as their keys
+  // viewed the freed strings.
+  std::erase_if(pool_, [](const auto& entry) { return entry.second.expired(); });
+}
+
+std::string PayloadIdField(uint64_t ref) {
+  std::string field;
+  if (ref != 0) AppendVarintField(field, kJobRecordPayloadIdField, ref);
+  return field;
 }
 
 void AppendJobField(std::string& out, uint32_t field, const pb::JobRecord& job,

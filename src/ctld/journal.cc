@@ -136,6 +136,11 @@ Status Journal::Open(const RecordVisitor& visit) {
   // The snapshot is the state before the journal's first record: hand it over as records.
   {
     pb::JournalRecord rec;
+    // Payloads first: job records name them.
+    for (auto& payload : *snapshot.mutable_payloads()) {
+      rec.mutable_payload()->Swap(&payload);
+      visit(rec);
+    }
     if (snapshot.next_job_id()) {
       rec.set_next_job_id(snapshot.next_job_id());
       visit(rec);

@@ -17,7 +17,6 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
   std::set<std::string> parts(req.partitions().begin(), req.partitions().end());
   std::set<std::string> names(req.names().begin(), req.names().end());
   std::set<std::string> nodes(req.nodes().begin(), req.nodes().end());
-  static const std::string kNoPayload;
   // squeue names the fields it prints; everyone else gets whole records.
   const JobProjection projection = JobProjection::From(req);
   std::string answer;  // JobQueryResponse

@@ -3,6 +3,7 @@ there with its state, running jobs stay running, and jobs that ended while it wa
 recorded with their exit codes."""
 
 import time
+from pathlib import Path
 
 from conftest import wait_until
 
@@ -76,3 +77,43 @@ def test_controller_restart_twice_keeps_ids(cluster):
     second = c.sbatch(["--hold"], "#!/bin/bash\ntrue\n")
     assert second > first
     assert c.job_state(first) == "PENDING"
+
+
+def state_dir(c):
+    for line in c.conf_path.read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().lower() == "statesavelocation":
+            return Path(value.strip())
+    raise AssertionError("no StateSaveLocation in slurm.conf")
+
+
+def test_one_script_stored_once_and_restored_after_kill9(cluster):
+    """Jobs with the same script and environment store them once in the journal and the
+    snapshot (job records name them), and every job gets them back after kill -9."""
+    c = cluster(nodes=1)
+    padding = "# " + "x" * 20000 + "\n"  # 20 KB per copy, were it stored with every job
+    out = c.work / "restored-%j.out"
+    script = c.write_script(c.work, "big.sh",
+                            "#!/bin/bash\n" + padding + "echo restored $SLURM_JOB_ID\n")
+    count = 40
+    # One fixed environment (a shell's own variables, such as $_, may differ between calls).
+    sbatch = f'env -i PATH="$PATH" SLURM_CONF={c.conf_path} sbatch'
+    r = c.run(f"for i in $(seq {count}); do {sbatch} --hold -o {out} {script} || exit 1; done")
+    ids = [int(line.split()[-1]) for line in r.stdout.splitlines()]
+    assert len(ids) == count
+    state = state_dir(c)
+    stored = sum(f.stat().st_size for f in state.glob("*") if f.name in ("journal.log",
+                                                                            "snapshot.pb"))
+    assert stored < 2 * len(padding), f"{stored} bytes of state for {count} jobs"
+
+    c.kill_controller()
+    c.start_controller()
+    # The restart compacts: the snapshot also holds the script once.
+    wait_until(lambda: (state / "snapshot.pb").exists() and
+               (state / "snapshot.pb").stat().st_size > len(padding), 30, "the snapshot")
+    assert (state / "snapshot.pb").stat().st_size < 2 * len(padding)
+    for job in (ids[0], ids[-1]):
+        c.run(["scontrol", "release", str(job)])
+        assert c.wait_job(job, timeout=30) == "COMPLETED"
+        assert (c.work / f"restored-{job}.out").read_text() == f"restored {job}\n"
+    c.run(["scancel", "-u", "root", "-t", "PENDING"])
