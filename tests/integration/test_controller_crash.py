@@ -5,6 +5,8 @@ recorded with their exit codes."""
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import wait_until
 
 N_JOBS = 1000
@@ -119,3 +121,29 @@ def test_one_script_stored_once_and_restored_after_kill9(cluster):
         assert c.wait_job(job, timeout=30) == "COMPLETED"
         assert (c.work / f"restored-{job}.out").read_text() == f"restored {job}\n"
     c.run(["scancel", "-u", "root", "-t", "PENDING"])
+
+
+def test_controller_heap_on_huge_pages(cluster):
+    """shoalctld re-executes itself once with glibc's malloc on transparent huge pages (a large
+    queue loads about twice as fast), and gives the environment back as it was to what it runs;
+    SHOAL_MALLOC_HUGETLB=0 keeps the default heap."""
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if not thp.exists() or "[never]" in thp.read_text():
+        pytest.skip("transparent huge pages are disabled in this kernel")
+    c = cluster(nodes=1)
+
+    def exec_environment():
+        # /proc/PID/environ is the environment of the last exec: the re-exec's.
+        raw = Path(f"/proc/{c.pid('shoalctld')}/environ").read_bytes()
+        return [v.decode() for v in raw.split(b"\0") if v]
+
+    assert "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in exec_environment()
+    assert c.run(["squeue", "-h"]).returncode == 0
+    c.kill_controller()
+    c.env["SHOAL_MALLOC_HUGETLB"] = "0"
+    try:
+        c.start_controller()
+    finally:
+        del c.env["SHOAL_MALLOC_HUGETLB"]
+    assert not any(v.startswith("GLIBC_TUNABLES=") for v in exec_environment())
+    assert c.run(["squeue", "-h"]).returncode == 0
