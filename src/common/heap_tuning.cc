@@ -20,6 +20,17 @@ bool TransparentHugePagesAvailable() {
   return modes.find("[never]") == std::string::npos;
 }
 
+// The running program's file, or "" when it cannot be exec'ed again by name (no /proc, or
+// replaced on disk since it started: never start another version).
+std::string ProgramPath() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "";
+  std::string path(buf, static_cast<size_t>(n));
+  if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) return "";
+  return path;
+}
+
 }  // namespace
 
 void ReexecWithHugePageHeap(char** argv) {
@@ -38,14 +49,18 @@ void ReexecWithHugePageHeap(char** argv) {
   // Already set (by us before the exec, or by the admin): never loop, never override.
   if (tunables != nullptr && std::strstr(tunables, kTunable) != nullptr) return;
   if (!TransparentHugePagesAvailable()) return;
+  std::string self = ProgramPath();
+  if (self.empty()) return;
   std::string value = std::string(kTunable) + "=1";
   if (tunables != nullptr && *tunables != '\0') value = std::string(tunables) + ":" + value;
   // The marker holds the previous value ("" for unset, "=..." otherwise) to restore after.
   std::string previous = tunables == nullptr ? "" : "=" + std::string(tunables);
   ::setenv(kMarker, previous.c_str(), 1);
   ::setenv("GLIBC_TUNABLES", value.c_str(), 1);
-  ::execv("/proc/self/exe", argv);
-  // Could not exec (no /proc): go on with the default heap and the environment as it was.
+  // By the program's own path: exec'ing /proc/self/exe would rename the process "exe" (ps,
+  // pgrep and the kernel's comm go by the exec'd file name).
+  ::execv(self.c_str(), argv);
+  // Could not exec: go on with the default heap and the environment as it was.
   if (tunables == nullptr)
     ::unsetenv("GLIBC_TUNABLES");
   else

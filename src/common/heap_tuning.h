@@ -8,7 +8,8 @@ namespace shoal {
 // hence the re-exec). Loading 100,000 jobs touches about 200 MB of fresh heap; in 4 KB pages
 // the page faults were a third of a restart's time, and restarts took half as long with it.
 // Returns (doing nothing) when the tunable is already set, when the kernel has transparent
-// huge pages disabled, when SHOAL_MALLOC_HUGETLB=0, or when the re-exec fails.
+// huge pages disabled, when SHOAL_MALLOC_HUGETLB=0, when the program file was replaced since it
+// started, or when the re-exec fails.
 void ReexecWithHugePageHeap(char** argv);
 
 }  // namespace shoal

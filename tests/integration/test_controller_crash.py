@@ -138,6 +138,8 @@ def test_controller_heap_on_huge_pages(cluster):
         return [v.decode() for v in raw.split(b"\0") if v]
 
     assert "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in exec_environment()
+    # Re-executed by its own name: ps and pgrep still see "shoalctld".
+    assert Path(f"/proc/{c.pid('shoalctld')}/comm").read_text().strip() == "shoalctld"
     assert c.run(["squeue", "-h"]).returncode == 0
     c.kill_controller()
     c.env["SHOAL_MALLOC_HUGETLB"] = "0"
