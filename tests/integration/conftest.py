@@ -28,7 +28,9 @@ SHOAL = BIN / "shoal"
 EXAMPLES = REPO / "examples"
 
 TEST_USERS = ("shoaltest1", "shoaltest2")
-SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak|Thread|Memory)Sanitizer|: runtime error: ")
+# ASan, LSan and MSan report an ERROR; TSan reports a data race as a WARNING.
+SANITIZER_REPORT = re.compile(
+    r"(ERROR|WARNING): (Address|Leak|Thread|Memory)Sanitizer|: runtime error: ")
 ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
                  "RESIZING", "SIGNALING", "STAGE_OUT"}
 FINISHED_STATES = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
@@ -226,7 +228,7 @@ class Cluster:
         return processes_mentioning(str(self.dir))
 
     def sanitizer_reports(self):
-        """Lines of ASan/UBSan/LSan reports in the daemons' logs (sanitizer builds)."""
+        """Lines of ASan/UBSan/LSan/TSan reports in the daemons' logs (sanitizer builds)."""
         found = []
         if self.log_dir.is_dir():
             for path in sorted(self.log_dir.iterdir()):
