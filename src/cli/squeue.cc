@@ -500,8 +500,8 @@ int SqueueMain(int argc, char** argv) {
       if (!job.MergeFromCodedStream(&in)) return Fail("malformed response");
       if (JobMatches(job, a.filter)) formatter->Add(job);
     }
-    formatter->FinishInto(out);
     Write(stdout, out);
+    formatter->FinishTo(stdout);
     if (a.iterate == 0) break;
     std::fflush(stdout);
     sleep(static_cast<unsigned>(a.iterate));

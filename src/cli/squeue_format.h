@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -98,9 +99,12 @@ class SqueueFormatter {
   void Reserve(size_t jobs);
   void Add(const pb::JobRecord& job);  // a job already filtered
   void FinishInto(std::string& out);   // appends header and sorted lines; call once
+  void FinishTo(std::FILE* f);         // writes them to `f` instead; call once
 
  private:
   SqueueFormatter();
+  std::vector<uint32_t> SortedRows();  // the rows in output order (array groups added first)
+  void AppendHeader(std::string& out) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

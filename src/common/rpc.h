@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,6 +31,10 @@ inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
 std::string EncodeFrame(const pb::Frame& frame);
 // Parses one frame body (without the length prefix).
 Result<pb::Frame> DecodeFrameBody(std::string_view bytes);
+// When `frame`'s body is its last field (as EncodeFrame writes it), cuts the frame down to the
+// body in place and says whether it is the response to `id`; nullopt when the frame has another
+// layout (then DecodeFrameBody reads it).
+std::optional<bool> TakeTrailingResponseBody(std::string& frame, uint64_t id);
 
 pb::Response ErrorResponse(ErrorCode code, std::string message);
 

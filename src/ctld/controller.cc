@@ -144,6 +144,7 @@ void Controller::LoadState() {
         uint32_t id = rec.job().job_id();
         high_water = std::max(high_water, id + 1);
         pb::JobRecord& job = jobs_[id] = std::move(*rec.mutable_job());
+        jobs_by_id_stale_ = true;
         if (uint64_t ref = job.payload_id()) {
           // Stored once, named by id (JournalRecord.payload / Snapshot.payloads).
           job.clear_payload_id();
@@ -169,6 +170,7 @@ void Controller::LoadState() {
       case pb::JournalRecord::kPurgeJobId:
         high_water = std::max(high_water, rec.purge_job_id() + 1);
         jobs_.erase(rec.purge_job_id());
+        jobs_by_id_stale_ = true;
         payloads_.Drop(rec.purge_job_id());
         break;
       case pb::JournalRecord::kNode: {

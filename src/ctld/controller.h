@@ -497,6 +497,11 @@ class Controller {
   uint32_t next_job_id_ = 1;
   uint32_t max_job_count_ = 10000;
   std::unordered_map<uint32_t, pb::JobRecord> jobs_;
+  // Every job by id, ascending, for listings: rebuilt by QueryJobs only after a job was added or
+  // removed (jobs_ keeps its nodes in place). Walking the hash table's nodes misses the cache on
+  // each (about a third of an unfiltered squeue's controller time with 20,000 jobs).
+  std::vector<std::pair<uint32_t, const pb::JobRecord*>> jobs_by_id_;
+  bool jobs_by_id_stale_ = true;
   JobPayloads payloads_;          // scripts and environments, kept out of jobs_ (job_payload.h)
   std::set<PendingKey> pending_;  // every pending job (sprio, sdiag, priority recalculation)
   // The pending jobs the scheduling pass walks: pending_ less those parked in eligibility_

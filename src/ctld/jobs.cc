@@ -229,6 +229,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
       task.set_array_task_id(array->indexes[i]);
     }
     auto [it, inserted] = jobs_.emplace(id, std::move(task));
+    jobs_by_id_stale_ = true;
     payloads_.Set(id, payload);
     IndexArrayTask(it->second);
     AddPending(it->second);
@@ -946,6 +947,7 @@ void Controller::PurgeOldJobs(int64_t now) {
     rec.set_purge_job_id(it->first);
     recs.push_back(std::move(rec));
     jobs_.erase(it);
+    jobs_by_id_stale_ = true;
     e = ended_by_time_.erase(e);
   }
   if (!recs.empty()) Persist(std::move(recs), nullptr);

@@ -68,13 +68,17 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
   } else {
     // Ordered by job id so output is stable. The id sorts beside the pointer: comparing through
     // the pointers would miss the cache on two records per comparison.
-    std::vector<std::pair<uint32_t, const pb::JobRecord*>> sorted;
-    sorted.reserve(jobs_.size());
-    // Only the ids are read here (a record's state lies on another cache line than its key):
-    // finished jobs are skipped below, where the records are fetched ahead.
-    for (const auto& [id, job] : jobs_) sorted.emplace_back(id, &job);
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (jobs_by_id_stale_) {
+      jobs_by_id_.clear();
+      jobs_by_id_.reserve(jobs_.size());
+      // Only the ids are read here (a record's state lies on another cache line than its key):
+      // finished jobs are skipped below, where the records are fetched ahead.
+      for (const auto& [id, job] : jobs_) jobs_by_id_.emplace_back(id, &job);
+      std::sort(jobs_by_id_.begin(), jobs_by_id_.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      jobs_by_id_stale_ = false;
+    }
+    const auto& sorted = jobs_by_id_;
     // The records lie scattered in the heap, each over several cache lines: fetch a few jobs
     // ahead (the record, then its spec, whose address is in the record).
     auto fetch = [](const void* object, size_t bytes) {

@@ -25,6 +25,43 @@ TEST(Rpc, FrameRoundTrip) {
 
 TEST(Rpc, GarbageIsAnErrorNotACrash) { EXPECT_FALSE(DecodeFrameBody("\xff\xff\xff\xff\xff")); }
 
+// The client cuts a large answer out of its frame in place; any other layout goes to the parser.
+TEST(Rpc, TrailingResponseBodyTakenInPlace) {
+  pb::Frame f;
+  f.set_id(7);
+  f.set_is_response(true);
+  f.set_body(std::string(300000, 'x') + "end");
+  std::string frame = f.SerializeAsString();
+  ASSERT_EQ(TakeTrailingResponseBody(frame, 7), std::optional<bool>(true));
+  EXPECT_EQ(frame, f.body());
+
+  frame = f.SerializeAsString();  // another request's answer: not ours
+  EXPECT_EQ(TakeTrailingResponseBody(frame, 8), std::optional<bool>(false));
+
+  f.set_is_response(false);  // a request is never our answer
+  frame = f.SerializeAsString();
+  EXPECT_EQ(TakeTrailingResponseBody(frame, 7), std::optional<bool>(false));
+
+  f.set_is_response(true);  // a credential before the body is skipped
+  f.mutable_cred()->set_uid(5);
+  f.set_body("abc");
+  frame = f.SerializeAsString();
+  ASSERT_EQ(TakeTrailingResponseBody(frame, 7), std::optional<bool>(true));
+  EXPECT_EQ(frame, "abc");
+
+  pb::Frame empty;  // no body field at all (an empty answer): left to the parser
+  empty.set_id(7);
+  empty.set_is_response(true);
+  frame = empty.SerializeAsString();
+  EXPECT_EQ(TakeTrailingResponseBody(frame, 7), std::nullopt);
+
+  frame = f.SerializeAsString() + "\x08\x01";  // a field after the body: left to the parser
+  EXPECT_EQ(TakeTrailingResponseBody(frame, 7), std::nullopt);
+  frame = f.SerializeAsString();
+  frame.pop_back();  // truncated
+  EXPECT_EQ(TakeTrailingResponseBody(frame, 7), std::nullopt);
+}
+
 // A server on loopback answers a blocking client; garbage from another client closes only that
 // connection.
 TEST(Rpc, ClientServerAndGarbage) {

@@ -88,6 +88,37 @@ TEST(SqueueFormat, DefaultLayoutAndSort) {
             "               100     debug     job1    alice  R       1:05      2 n[1-2]\n");
 }
 
+// squeue writes the sorted rows straight to its output; the text is FinishInto's.
+TEST(SqueueFormat, FinishToWritesWhatFinishIntoAppends) {
+  std::vector<pb::JobRecord> jobs = {
+      Running(100, "debug", "job1", "alice", 65, {"n1", "n2"}),
+      Pending(101, "debug", "verylongname", "bob", "Resources", 20),
+      Running(50, "batch", "x", "alice", 3700, {"n3"}),
+  };
+  for (bool no_header : {false, true}) {
+    SqueueFormatOptions o;
+    o.no_header = no_header;
+    auto into = SqueueFormatter::Make(o, kNow);
+    auto to = SqueueFormatter::Make(o, kNow);
+    ASSERT_TRUE(into.ok() && to.ok());
+    for (const auto& j : jobs) {
+      into->Add(j);
+      to->Add(j);
+    }
+    std::string expected;
+    into->FinishInto(expected);
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* f = open_memstream(&buf, &len);
+    ASSERT_NE(f, nullptr);
+    to->FinishTo(f);
+    std::fclose(f);
+    EXPECT_EQ(std::string(buf, len), expected);
+    EXPECT_EQ(expected, Format(jobs, o));
+    std::free(buf);
+  }
+}
+
 TEST(SqueueFormat, NoHeader) {
   SqueueFormatOptions o;
   o.no_header = true;
