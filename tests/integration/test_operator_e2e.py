@@ -198,7 +198,9 @@ def test_kubectl_drain_drains_shoal_nodes_and_pdb_protects_busy_worker(env):
     wait(lambda: list(node_states(env).values()).count("idle") == 3, 120, "three idle nodes")
     busy = env.pod("cpu-0")
     k8s_node = busy["spec"]["nodeName"]
-    job = submit(env, "-w", "cpu-0", "--wrap", "sleep 20; echo ok")
+    # Long enough to still run after the refused drain and the drained-node checks, which took
+    # over 20 s on a loaded CI machine.
+    job = submit(env, "-w", "cpu-0", "--wrap", "sleep 45; echo ok")
     wait_job(env, job, states=("RUNNING",), timeout=30)
     wait(lambda: env.pod("cpu-0")["metadata"].get("labels", {}).get(
         "nodeset.shoal.dev/pod-protect") == "true", 30, "cpu-0 to carry the protect label")
@@ -215,7 +217,7 @@ def test_kubectl_drain_drains_shoal_nodes_and_pdb_protects_busy_worker(env):
              f"{name} drained naming {k8s_node}")
     assert job_state(env, job) == "RUNNING"
     env.kubectl("uncordon", k8s_node)
-    wait_job(env, job, timeout=60)
+    wait_job(env, job, timeout=90)
     for name in on_node:
         if env.pod(name) is None:
             continue
