@@ -12,7 +12,8 @@
 #
 # Sizes (environment, defaults are the quick mode):
 #   N_SEQ=200 N_PAR=400 N_TPUT=500 N_ARRAY=500 N_LAT=7 N_SRUN=7 N_QUERY=5
-#   N_QUEUE=5000 (queued jobs for squeue/sinfo/RSS/scancel)  N_RESTART=10000 (queued at restart)
+#   N_QUEUE=5000 (queued jobs for squeue/sinfo/RSS/scancel)  N_RESTART=10000 (queued at restart;
+#   when it equals N_QUEUE and both figures run, the restart reuses the queue's fill before scancel)
 #   (bench/compare-slurm --quick uses these; --full uses the issue-3 sizes)
 #   PAR=4 (parallel submitters)  BENCH_TIMEOUT=600 (seconds any one wait may take)
 #   BENCH_SETTLE=6 (seconds to let a controller save state before kill -9)
@@ -236,6 +237,43 @@ if want srun; then
   cancel_all
 fi
 
+# kill -9 of the controller with the jobs now queued, then the time until squeue answers and
+# until it lists them all (a controller that saves state lazily may come back short).
+restart_figure() {
+  local cnt pid t0 t_serve t_full got out last_got="" t_same=""
+  cnt=$(pending_jobs)
+  put restart_queued "$cnt"
+  log "queued $cnt held jobs for the restart"
+  sleep "$BENCH_SETTLE"   # let a controller that saves state lazily write it (Shoal acks durably)
+  pid=$(ctld_pid)
+  if [[ -n $pid && -n ${BENCH_CTLD_START:-} ]] && kill -9 "$pid" 2>/dev/null; then
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
+    t0=$(now)
+    eval "$BENCH_CTLD_START"
+    t_serve="" t_full="" got=0
+    while (( EPOCHSECONDS - ${t0%.*} <= BENCH_TIMEOUT )); do
+      if out=$(squeue -h -t PD -o %i 2>/dev/null); then
+        [[ -z $t_serve ]] && t_serve=$(now)
+        [[ -z $out ]] && got=0 || got=$(wc -l <<< "$out")
+        if (( got >= cnt )); then t_full=$(now); break; fi
+        # Answers, but not everything is back yet: keep polling a while (a lazily saved state
+        # may have lost jobs; stop after 5 s of a stable short count).
+        if [[ ${last_got:-x} == "$got" ]]; then
+          (( EPOCHSECONDS - ${t_same:-$EPOCHSECONDS} > 5 )) && break
+        else last_got=$got; t_same=$EPOCHSECONDS; fi
+      fi
+      sleep 0.01
+    done
+    if [[ -n $t_serve ]]; then put restart_serve_s "$(elapsed "$t0" "$t_serve")"; else put restart_serve_s n/a; fi
+    if [[ -n $t_full ]]; then put restart_full_s "$(elapsed "$t0" "$t_full")"; else put restart_full_s n/a; fi
+    put restart_recovered "$got"
+  else
+    log "restart: no controller pid or no start hook"
+    put restart_serve_s n/a; put restart_full_s n/a; put restart_recovered n/a
+  fi
+  log "restart done"
+}
+
 # ---- queries, memory and scancel with N_QUEUE queued jobs ------------------------------------
 if want queue; then
   rss0=$(ctld_rss_kb)
@@ -256,6 +294,13 @@ if want queue; then
   # One more sbatch into the loaded queue (what a user feels on a busy controller).
   if v=$(time_median 5 sbatch "${HOLD[@]}"); then put sbatch_loaded_ms "$(ms "$v")"; else put sbatch_loaded_ms n/a; fi
   log "queries done"
+  # With N_RESTART = N_QUEUE the restart figure reuses this fill (the scaling curves' 100,000
+  # jobs take half an hour to submit on a 2-core machine); scancel then cancels what came back.
+  if want restart && (( N_RESTART == N_QUEUE )); then
+    RESTART_REUSED=1
+    restart_figure
+    put scancel_jobs "$(pending_jobs)"
+  fi
   t0=$(now)
   if scancel -u "$(id -un)" >/dev/null 2>"$WORK/cmd.err"; then
     t_ret=$(now)
@@ -314,39 +359,9 @@ LUA
 fi
 
 # ---- controller restart with N_RESTART queued jobs -------------------------------------------
-if want restart; then
+if want restart && [[ ${RESTART_REUSED:-0} != 1 ]]; then
   submit_many "$PAR" "$N_RESTART" "${HOLD[@]}" || log "some submissions failed"
-  cnt=$(pending_jobs)
-  put restart_queued "$cnt"
-  log "queued $cnt held jobs for the restart"
-  sleep "$BENCH_SETTLE"   # let a controller that saves state lazily write it (Shoal acks durably)
-  pid=$(ctld_pid)
-  if [[ -n $pid && -n ${BENCH_CTLD_START:-} ]] && kill -9 "$pid" 2>/dev/null; then
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
-    t0=$(now)
-    eval "$BENCH_CTLD_START"
-    t_serve="" t_full="" got=0
-    while (( EPOCHSECONDS - ${t0%.*} <= BENCH_TIMEOUT )); do
-      if out=$(squeue -h -t PD -o %i 2>/dev/null); then
-        [[ -z $t_serve ]] && t_serve=$(now)
-        [[ -z $out ]] && got=0 || got=$(wc -l <<< "$out")
-        if (( got >= cnt )); then t_full=$(now); break; fi
-        # Answers, but not everything is back yet: keep polling a while (a lazily saved state
-        # may have lost jobs; stop after 5 s of a stable short count).
-        if [[ ${last_got:-x} == "$got" ]]; then
-          (( EPOCHSECONDS - ${t_same:-$EPOCHSECONDS} > 5 )) && break
-        else last_got=$got; t_same=$EPOCHSECONDS; fi
-      fi
-      sleep 0.01
-    done
-    if [[ -n $t_serve ]]; then put restart_serve_s "$(elapsed "$t0" "$t_serve")"; else put restart_serve_s n/a; fi
-    if [[ -n $t_full ]]; then put restart_full_s "$(elapsed "$t0" "$t_full")"; else put restart_full_s n/a; fi
-    put restart_recovered "$got"
-  else
-    log "restart: no controller pid or no start hook"
-    put restart_serve_s n/a; put restart_full_s n/a; put restart_recovered n/a
-  fi
-  log "restart done"
+  restart_figure
   cancel_all
 fi
 log "workload end"
