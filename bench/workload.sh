@@ -237,6 +237,10 @@ if want srun; then
   cancel_all
 fi
 
+# With N_RESTART = N_QUEUE the restart figure reuses the queue figure's fill (the scaling curves'
+# 100,000 jobs take half an hour to submit on a 2-core machine); scancel then cancels what came back.
+restart_reuses_queue() { want queue && want restart && (( N_RESTART == N_QUEUE )); }
+
 # kill -9 of the controller with the jobs now queued, then the time until squeue answers and
 # until it lists them all (a controller that saves state lazily may come back short).
 restart_figure() {
@@ -294,10 +298,7 @@ if want queue; then
   # One more sbatch into the loaded queue (what a user feels on a busy controller).
   if v=$(time_median 5 sbatch "${HOLD[@]}"); then put sbatch_loaded_ms "$(ms "$v")"; else put sbatch_loaded_ms n/a; fi
   log "queries done"
-  # With N_RESTART = N_QUEUE the restart figure reuses this fill (the scaling curves' 100,000
-  # jobs take half an hour to submit on a 2-core machine); scancel then cancels what came back.
-  if want restart && (( N_RESTART == N_QUEUE )); then
-    RESTART_REUSED=1
+  if restart_reuses_queue; then
     restart_figure
     put scancel_jobs "$(pending_jobs)"
   fi
@@ -359,7 +360,7 @@ LUA
 fi
 
 # ---- controller restart with N_RESTART queued jobs -------------------------------------------
-if want restart && [[ ${RESTART_REUSED:-0} != 1 ]]; then
+if want restart && ! restart_reuses_queue; then
   submit_many "$PAR" "$N_RESTART" "${HOLD[@]}" || log "some submissions failed"
   restart_figure
   cancel_all
