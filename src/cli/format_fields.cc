@@ -137,12 +137,40 @@ std::string DateLine(int64_t now) {
   return std::string(buf, n);
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when the bytes there are not one.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  auto continuation = [&](size_t k) { return k < s.size() && (byte(k) & 0xC0) == 0x80; };
+  unsigned char lead = byte(i);
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(i + 1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    if (!continuation(i + 1) || !continuation(i + 2)) return 0;
+    unsigned char second = byte(i + 1);
+    if (lead == 0xE0 && second < 0xA0) return 0;  // overlong
+    if (lead == 0xED && second > 0x9F) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    if (!continuation(i + 1) || !continuation(i + 2) || !continuation(i + 3)) return 0;
+    unsigned char second = byte(i + 1);
+    if (lead == 0xF0 && second < 0x90) return 0;  // overlong
+    if (lead == 0xF4 && second > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::string JsonString(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
   out.push_back('"');
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"':
         out += "\\\"";
@@ -171,8 +199,15 @@ std::string JsonString(std::string_view s) {
           out += "\\u00";
           out.push_back(kHex[c >> 4]);
           out.push_back(kHex[c & 15]);
+        } else if (c < 0x80) {
+          out.push_back(static_cast<char>(c));
+        } else if (size_t n = Utf8SequenceLength(s, i)) {
+          out.append(s.substr(i, n));
+          i += n - 1;
         } else {
-          out.push_back(ch);
+          // Job names, comments and environments are bytes (Slurm takes any); JSON text must
+          // be UTF-8, so a byte that starts no valid sequence becomes U+FFFD, as shoalrestd does.
+          out += "\xEF\xBF\xBD";
         }
     }
   }

@@ -44,7 +44,8 @@ std::vector<std::string> SplitList(std::string_view s, char sep = ',');
 // (local time, no newline).
 std::string DateLine(int64_t now);
 
-// A JSON string literal (quotes included) with the required escapes.
+// A JSON string literal (quotes included) with the required escapes; bytes that are not
+// well-formed UTF-8 become U+FFFD, since JSON text must be UTF-8.
 std::string JsonString(std::string_view s);
 
 // Compares names with embedded numbers numerically ("n2" < "n10").

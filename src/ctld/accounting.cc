@@ -208,8 +208,15 @@ void Controller::SendAcctBatch() {
   CallDbd(req, [this, sent = std::move(sent), events, resvs](Result<pb::DbdResponse> resp) {
     acct_in_flight_ = false;
     if (!resp) {
-      LogDebug("accounting records not stored yet: %s", resp.error().c_str());
-      return;  // kept; the next tick tries again
+      // Kept; the next tick tries again. shoaldbd or its database being away is expected;
+      // a refusal is not, and holds back every record queued behind this batch.
+      if (resp.status().code() == ErrorCode::kUnavailable) {
+        LogDebug("accounting records not stored yet: %s", resp.error().c_str());
+      } else if (Now() - last_acct_refusal_log_ >= 60) {
+        last_acct_refusal_log_ = Now();
+        LogError("shoaldbd refused accounting records (retrying): %s", resp.error().c_str());
+      }
+      return;
     }
     for (const auto& [id, gen] : sent) {
       auto it = acct_dirty_.find(id);

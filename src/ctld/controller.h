@@ -416,6 +416,7 @@ class Controller {
   bool dbd_connecting_ = false;
   bool dbd_down_logged_ = false;
   bool acct_in_flight_ = false;
+  int64_t last_acct_refusal_log_ = 0;  // a refused batch is retried every tick: log once a minute
   bool assoc_poll_in_flight_ = false;
   int64_t last_assoc_poll_ = 0;
   std::map<uint32_t, uint64_t> acct_dirty_;  // job id -> generation of its last change

@@ -24,7 +24,9 @@ namespace {
 // Schema
 // ------------------------------------------------------------------------------------------
 
-// kKey: short names used in keys and filters (VARCHAR(255): MySQL cannot index TEXT).
+// kKey: short names used in keys and filters (MySQL cannot index TEXT). kKey and kText hold
+// bytes, not UTF-8: a Latin-1 job name is a valid Slurm job name, and a utf8mb4 column would
+// refuse the record (and with it every record queued behind it).
 enum class ColType { kKey, kInt, kText, kBlob };
 
 struct Column {
@@ -132,11 +134,13 @@ std::string TypeName(Dialect d, ColType t) {
   bool my = d == Dialect::kMysql;
   switch (t) {
     case ColType::kKey:
-      return "VARCHAR(255)";
+      // 1,020 bytes: what VARCHAR(255) in utf8mb4 held, so schema-1 data always fits and
+      // the three-column keys stay under InnoDB's 3,072-byte index limit.
+      return my ? "VARBINARY(1020)" : "VARCHAR(255)";
     case ColType::kInt:
       return "BIGINT";
     case ColType::kText:
-      return my ? "MEDIUMTEXT" : "TEXT";
+      return my ? "MEDIUMBLOB" : "TEXT";
     case ColType::kBlob:
       return my ? "LONGBLOB" : "BLOB";
   }
@@ -208,8 +212,28 @@ Status CreateV1(SqlConnection& sql) {
   return Status::Ok();
 }
 
+// Schema 2: MySQL's name and text columns become binary (VARBINARY, MEDIUMBLOB), as TypeName now
+// creates them. SQLite stores any bytes in TEXT columns already.
+Status BinaryTextColumnsV2(SqlConnection& sql) {
+  if (sql.dialect() != Dialect::kMysql) return Status::Ok();
+  for (Table t :
+       {kMeta, kClusters, kAccounts, kUsers, kAssocs, kQos, kJobs, kSteps, kEvents, kResvs}) {
+    const TableSpec& spec = Spec(t);
+    std::vector<std::string> changes;
+    for (const Column& c : spec.columns) {
+      if (c.type != ColType::kKey && c.type != ColType::kText) continue;
+      changes.push_back("MODIFY " + std::string(c.name) + " " + TypeName(sql.dialect(), c.type) +
+                        " NOT NULL");
+    }
+    if (changes.empty()) continue;
+    Status st = sql.Exec("ALTER TABLE " + std::string(spec.name) + " " + Join(changes, ", "));
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 const std::vector<Migration>& Migrations() {
-  static const std::vector<Migration> steps = {CreateV1};
+  static const std::vector<Migration> steps = {CreateV1, BinaryTextColumnsV2};
   return steps;
 }
 

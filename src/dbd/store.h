@@ -19,7 +19,7 @@ namespace shoal::dbd {
 
 // The schema version this build writes; Open migrates older databases up to it and refuses a
 // newer one ("database schema version N is newer than this shoaldbd (M)").
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class AcctStore {
  public:

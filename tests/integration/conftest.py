@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from mariadb import MariaDB
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("SHOAL_BUILD_DIR", REPO / "build")).resolve()
 BIN = BUILD / "bin"
@@ -479,3 +481,31 @@ def submit_dir(request, users):
     yield make
     for d in made:
         shutil.rmtree(d, ignore_errors=True)
+
+
+# --- a MariaDB server for the accounting tests --------------------------------------------
+
+MARIADB_BIN = shutil.which("mariadbd") or (
+    "/usr/sbin/mariadbd" if os.access("/usr/sbin/mariadbd", os.X_OK) else None)
+
+
+@pytest.fixture(scope="module")
+def mariadb(tmp_path_factory):
+    """One MariaDB server for the module, on a unix socket and a loopback port."""
+    if MARIADB_BIN is None:
+        if os.environ.get("SHOAL_REQUIRE_MARIADB") == "1":
+            pytest.fail("SHOAL_REQUIRE_MARIADB=1 but mariadbd is not installed")
+        pytest.skip("mariadbd is not installed (scripts/setup.sh installs mariadb-server)")
+    server = MariaDB(tmp_path_factory.mktemp("mariadb"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def dbd_conf_for(backend, mariadb, name):
+    """shoaldbd configuration lines for the backend: SQLite (the default) or `mariadb`'s server
+    with database `name`."""
+    if backend == "sqlite":
+        return []
+    return [f"StorageType=accounting_storage/mysql StorageHost={mariadb.socket} "
+            f"StorageUser=shoal StoragePass=shoal StorageLoc={name}"]

@@ -4,38 +4,12 @@ limits enforced by the controller, and hostile input."""
 
 import os
 import re
-import shutil
 import signal
 import time
 
 import pytest
 
-from conftest import FINISHED_STATES, wait_until
-from mariadb import MariaDB
-
-MARIADB_BIN = shutil.which("mariadbd") or (
-    "/usr/sbin/mariadbd" if os.access("/usr/sbin/mariadbd", os.X_OK) else None)
-
-
-@pytest.fixture(scope="module")
-def mariadb(tmp_path_factory):
-    """One MariaDB server for the module, on a unix socket and a loopback port."""
-    if MARIADB_BIN is None:
-        if os.environ.get("SHOAL_REQUIRE_MARIADB") == "1":
-            pytest.fail("SHOAL_REQUIRE_MARIADB=1 but mariadbd is not installed")
-        pytest.skip("mariadbd is not installed (scripts/setup.sh installs mariadb-server)")
-    server = MariaDB(tmp_path_factory.mktemp("mariadb"))
-    server.start()
-    yield server
-    server.stop()
-
-
-def dbd_conf_for(backend, mariadb, name):
-    if backend == "sqlite":
-        return []
-    return [f"StorageType=accounting_storage/mysql StorageHost={mariadb.socket} "
-            f"StorageUser=shoal StoragePass=shoal StorageLoc={name}"]
-
+from conftest import FINISHED_STATES, dbd_conf_for, wait_until
 
 def sacct(c, *args, user=None, check=True):
     return c.run(["sacct", *args], user=user, check=check)
@@ -192,7 +166,7 @@ def test_associations_and_limits(cluster, users, request, backend):
     r = c.run(["sacctmgr", "-i", "add", "user", u1.name, "account=physics"])
     assert u1.name in r.stdout
     c.run(["sacctmgr", "-i", "modify", "user", u1.name, "set", "MaxJobs=2"])
-    rows = c.run(["sacctmgr", "-n", "-P", "show", "assoc", f"where", f"user={u1.name}",
+    rows = c.run(["sacctmgr", "-n", "-P", "show", "assoc", "where", f"user={u1.name}",
                   "format=account,user,maxjobs"]).stdout.split()
     assert f"physics|{u1.name}|2" in rows
 

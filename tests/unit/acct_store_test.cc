@@ -780,6 +780,75 @@ TEST_P(AcctStoreTest, AssocStateRoundTrip) {
   EXPECT_EQ(Count("users"), 1);
 }
 
+// Names are bytes, as in Slurm: a Latin-1 job name, user, account and node list are stored and
+// read back unchanged, and filters match them.
+TEST_P(AcctStoreTest, NamesThatAreNotUtf8RoundTrip) {
+  const std::string latin1 = "caf\xe9";
+  const std::string raw = "\xff\xfe-\x80";
+  const std::string nodes = std::string("n\xe9") + "1";  // "n\xe91" would be one hex escape
+  auto store = OpenStore();
+  ASSERT_TRUE(store);
+  pb::AcctRecordBatch batch;
+  batch.set_cluster("c1");
+  *batch.add_jobs() = MakeJob(
+      {.id = 1, .submit = 10, .user = latin1, .account = raw, .nodes = nodes, .name = latin1});
+  *batch.add_jobs() = MakeJob({.id = 2, .submit = 10, .name = "caf\xc3\xa9"});
+  ASSERT_TRUE(store->StoreRecords(batch).ok());
+
+  pb::AcctJobQuery by_name;
+  by_name.add_names(latin1);
+  auto jobs = Query(*store, by_name);
+  ASSERT_EQ(Ids(jobs), Strings{"1"});
+  EXPECT_EQ(jobs[0].name(), latin1);
+  EXPECT_EQ(jobs[0].user(), latin1);
+  EXPECT_EQ(jobs[0].account(), raw);
+  EXPECT_EQ(jobs[0].nodelist(), nodes);
+  pb::AcctJobQuery by_account;
+  by_account.add_accounts(raw);
+  EXPECT_EQ(Ids(Query(*store, by_account)), Strings{"1"});
+  pb::AcctJobQuery utf8;
+  utf8.add_names("caf\xc3\xa9");
+  EXPECT_EQ(Ids(Query(*store, utf8)), Strings{"2"});
+}
+
+// A schema-1 MariaDB database (utf8mb4 text columns) is migrated to binary columns on open, keeps
+// its rows, and then takes a name that is not UTF-8.
+TEST_P(AcctStoreTest, MigratesSchema1TextColumnsToBytes) {
+  ASSERT_TRUE(OpenStore());
+  pb::AcctRecordBatch old;
+  old.set_cluster("c1");
+  *old.add_jobs() = MakeJob({.id = 1, .submit = 10, .name = "caf\xc3\xa9"});
+  ASSERT_TRUE(OpenStore()->StoreRecords(old).ok());
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  if (mariadb()) {
+    // Back to schema 1's column types.
+    ASSERT_TRUE(conn->Exec("ALTER TABLE jobs MODIFY job_name MEDIUMTEXT CHARACTER SET utf8mb4 "
+                           "COLLATE utf8mb4_bin NOT NULL, MODIFY user_name VARCHAR(255) "
+                           "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL")
+                    .ok());
+    pb::AcctRecordBatch refused;
+    refused.set_cluster("c1");
+    *refused.add_jobs() = MakeJob({.id = 2, .submit = 10, .name = "caf\xe9"});
+    EXPECT_FALSE(OpenStore()->StoreRecords(refused).ok()) << "schema 1 took a non-UTF-8 name";
+  }
+  ASSERT_TRUE(conn->Exec("UPDATE shoal_meta SET meta_value = '1' WHERE meta_key = "
+                         "'schema_version'")
+                  .ok());
+  auto store = OpenStore();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+  pb::AcctRecordBatch batch;
+  batch.set_cluster("c1");
+  *batch.add_jobs() = MakeJob({.id = 3, .submit = 10, .user = "\xe9", .name = "caf\xe9"});
+  ASSERT_TRUE(store->StoreRecords(batch).ok());
+  auto jobs = Query(*store, {});
+  ASSERT_EQ(Ids(jobs), (Strings{"1", "3"}));
+  EXPECT_EQ(jobs[0].name(), "caf\xc3\xa9");
+  EXPECT_EQ(jobs[1].name(), "caf\xe9");
+  EXPECT_EQ(jobs[1].user(), "\xe9");
+}
+
 // ------------------------------------------------------------------------------------------
 // Hostile names
 // ------------------------------------------------------------------------------------------

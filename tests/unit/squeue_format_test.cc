@@ -446,5 +446,25 @@ TEST(FormatFields, PercentParsing) {
   EXPECT_EQ(fmt::DateLine(kNow), "Tue Nov 14 22:13:20 2023");
 }
 
+TEST(FormatFields, JsonStringEscapesAndKeepsUtf8) {
+  EXPECT_EQ(fmt::JsonString("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+  EXPECT_EQ(fmt::JsonString("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x9f"),
+            "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x9f\"");
+}
+
+TEST(FormatFields, JsonStringReplacesBytesThatAreNotUtf8) {
+  const std::string kReplacement = "\xef\xbf\xbd";
+  // A Latin-1 job name: the lone 0xE9 becomes U+FFFD, the rest stays.
+  EXPECT_EQ(fmt::JsonString("caf\xe9"), "\"caf" + kReplacement + "\"");
+  EXPECT_EQ(fmt::JsonString("\xff\xfe"), "\"" + kReplacement + kReplacement + "\"");
+  // Truncated sequence, overlong form, UTF-16 surrogate, beyond U+10FFFF.
+  EXPECT_EQ(fmt::JsonString("\xe2\x82"), "\"" + kReplacement + kReplacement + "\"");
+  EXPECT_EQ(fmt::JsonString("\xc0\xaf"), "\"" + kReplacement + kReplacement + "\"");
+  EXPECT_EQ(fmt::JsonString("\xed\xa0\x80"),
+            "\"" + kReplacement + kReplacement + kReplacement + "\"");
+  EXPECT_EQ(fmt::JsonString("\xf4\x90\x80\x80x"),
+            "\"" + kReplacement + kReplacement + kReplacement + kReplacement + "x\"");
+}
+
 }  // namespace
 }  // namespace shoal::cli
