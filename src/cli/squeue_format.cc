@@ -1075,6 +1075,10 @@ struct SqueueFormatter::Impl {
   static constexpr uint32_t kEmptyText = 0xffffffff;             // "" sorts before every other text
   std::vector<std::unordered_map<std::string, uint32_t>> texts;  // per key: text -> id
   std::vector<bool> text_key;
+  // Per key: the last row's text and its id. Neighbouring rows mostly share a partition or a
+  // name, and comparing with the last one is cheaper than hashing into `texts`.
+  std::vector<std::string> last_text;
+  std::vector<uint32_t> last_text_id;
   std::string lines;
   std::vector<uint32_t> start;  // each row's first byte in `lines`
   std::string scratch;
@@ -1095,8 +1099,15 @@ struct SqueueFormatter::Impl {
         text_ids.push_back(kEmptyText);  // numeric keys: no lookup per row
         continue;
       }
+      if (last_text_id[k] != kEmptyText && v.str == last_text[k]) {
+        text_ids.push_back(last_text_id[k]);
+        continue;
+      }
       auto id = static_cast<uint32_t>(texts[k].size());
-      text_ids.push_back(texts[k].try_emplace(std::move(v.str), id).first->second);
+      id = texts[k].try_emplace(v.str, id).first->second;
+      text_ids.push_back(id);
+      last_text[k] = std::move(v.str);
+      last_text_id[k] = id;
     }
     start.push_back(static_cast<uint32_t>(lines.size()));
     for (const Column& c : cols) {
@@ -1125,6 +1136,8 @@ Result<SqueueFormatter> SqueueFormatter::Make(const SqueueFormatOptions& options
   m.keys.push_back({'i', false});  // ties: by job id, then array task
   m.text_key.assign(m.keys.size(), false);
   m.texts.resize(m.keys.size());
+  m.last_text.resize(m.keys.size());
+  m.last_text_id.assign(m.keys.size(), Impl::kEmptyText);
   return f;
 }
 
@@ -1189,16 +1202,36 @@ std::vector<uint32_t> SqueueFormatter::SortedRows() {
       flat[i * nk + k] = m.keys[k].desc ? -n : n;
     }
   }
-  std::vector<uint32_t> order(rows);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const int64_t* x = &flat[a * nk];
-    const int64_t* y = &flat[b * nk];
-    for (size_t k = 0; k < nk; ++k) {
+  // A key with one value on every row (one partition, all pending, one priority) orders nothing:
+  // drop it, so that a typical listing compares a single number per pair of rows.
+  std::vector<size_t> varying;
+  for (size_t k = 0; k < nk; ++k) {
+    for (size_t i = 1; i < rows; ++i) {
+      if (flat[i * nk + k] != flat[k]) {
+        varying.push_back(k);
+        break;
+      }
+    }
+  }
+  const size_t nv = varying.size();
+  if (nv < nk) {
+    for (size_t i = 0; i < rows; ++i) {
+      for (size_t v = 0; v < nv; ++v) flat[i * nv + v] = flat[i * nk + varying[v]];
+    }
+  }
+  auto before = [&](uint32_t a, uint32_t b) {
+    const int64_t* x = &flat[a * nv];
+    const int64_t* y = &flat[b * nv];
+    for (size_t k = 0; k < nv; ++k) {
       if (x[k] != y[k]) return x[k] < y[k];
     }
     return a < b;  // stable
-  });
+  };
+  std::vector<uint32_t> order(rows);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  // The controller answers in job id order, which often is the listing's order already.
+  if (!std::is_sorted(order.begin(), order.end(), before))
+    std::sort(order.begin(), order.end(), before);
   return order;
 }
 

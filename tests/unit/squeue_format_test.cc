@@ -311,6 +311,29 @@ TEST(SqueueFormat, CustomSort) {
   EXPECT_EQ(Format(jobs, o), "3\n2\n1\n");
 }
 
+// Keys that are the same on every row order nothing; the rest still decide, ties by job id.
+TEST(SqueueFormat, SortSkipsKeysEqualOnEveryRow) {
+  std::vector<pb::JobRecord> jobs = {
+      Pending(5, "debug", "b", "u", "Priority", 1), Pending(3, "debug", "a", "u", "Priority", 1),
+      Pending(4, "debug", "b", "u", "Priority", 1), Pending(1, "debug", "a", "u", "Priority", 1),
+      Pending(2, "debug", "b", "u", "Priority", 1),
+  };
+  SqueueFormatOptions o;
+  o.format = "%i";
+  o.no_header = true;
+  EXPECT_EQ(Format(jobs, o), "1\n2\n3\n4\n5\n");
+  o.sort = "j";
+  EXPECT_EQ(Format(jobs, o), "1\n3\n2\n4\n5\n");
+  o.sort = "-j";
+  EXPECT_EQ(Format(jobs, o), "2\n4\n5\n1\n3\n");
+  std::sort(jobs.begin(), jobs.end(),
+            [](const pb::JobRecord& a, const pb::JobRecord& b) { return a.job_id() < b.job_id(); });
+  o.sort = "P,-p";
+  EXPECT_EQ(Format(jobs, o), "1\n2\n3\n4\n5\n");
+  o.sort = "-i";
+  EXPECT_EQ(Format(jobs, o), "5\n4\n3\n2\n1\n");
+}
+
 TEST(SqueueFilter, DefaultStates) {
   SqueueFilter f;
   pb::JobRecord done = Job(1, pb::JOB_COMPLETED, "p", "a", "u");
