@@ -29,6 +29,10 @@ inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
 
 // Wire helpers (pure; exposed for tests and fuzzing).
 std::string EncodeFrame(const pb::Frame& frame);
+// The bytes EncodeFrame writes for a response frame (`id`, is_response) with a body of
+// `body_size` bytes, up to where the body begins: head + body is the whole frame. A large answer
+// then goes out as it was built, without a copy into a frame.
+std::string EncodeResponseFrameHead(uint64_t id, size_t body_size);
 // Parses one frame body (without the length prefix).
 Result<pb::Frame> DecodeFrameBody(std::string_view bytes);
 // When `frame`'s body is its last field (as EncodeFrame writes it), cuts the frame down to the

@@ -8,6 +8,11 @@
 #include "ctld/job_projection.h"
 
 namespace shoal::ctld {
+namespace {
+// Room reserved per job for a job query's answer: squeue's projection takes about 60 bytes a job,
+// whole records (scontrol, the REST API) 200 to 400 and grow the buffer once or twice.
+constexpr size_t kAnswerBytesPerJob = 128;
+}  // namespace
 
 std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
   // Field numbers as in shoal.proto: Response.job_query = 11, JobQueryResponse.jobs = 1 and
@@ -19,7 +24,13 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
   std::set<std::string> nodes(req.nodes().begin(), req.nodes().end());
   // squeue names the fields it prints; everyone else gets whole records.
   const JobProjection projection = JobProjection::From(req);
-  std::string answer;  // JobQueryResponse
+  // The answer is built in one buffer, sized up front: growing a listing of thousands of jobs by
+  // doubling would copy it into fresh memory several times, a page fault per 4 KB each time.
+  // Pages reserved but never written cost nothing.
+  std::string answer;  // JobQueryResponse, behind room for the Response field's tag and length
+  constexpr size_t kHead = 1 + 5;
+  answer.reserve(kHead + 16 + (req.job_ids_size() > 0 ? 0 : jobs_.size() * kAnswerBytesPerJob));
+  answer.resize(kHead);
   size_t matched = 0;
   auto add = [&](const pb::JobRecord& job) {
     if (!uids.empty() && !uids.count(job.spec().uid())) return;
@@ -98,12 +109,13 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
     }
   }
   AppendVarintField(answer, 2, static_cast<uint64_t>(Now()));
-  std::string out;
-  out.reserve(answer.size() + 8);
-  AppendVarint(out, (11u << 3) | 2);
-  AppendVarint(out, answer.size());
-  out += answer;
-  return out;
+  std::string head;
+  AppendVarint(head, (11u << 3) | 2);
+  AppendVarint(head, answer.size() - kHead);
+  // The head goes right before the answer; the few bytes of room it leaves are cut off in place.
+  answer.replace(kHead - head.size(), head.size(), head);
+  answer.erase(0, kHead - head.size());
+  return answer;
 }
 
 pb::Response Controller::QueryNodes(const pb::NodeQueryRequest& req) const {

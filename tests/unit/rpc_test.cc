@@ -23,6 +23,20 @@ TEST(Rpc, FrameRoundTrip) {
   EXPECT_EQ(back->body(), "hello");
 }
 
+// A large answer goes out as a separate head and body; together they are the frame itself.
+TEST(Rpc, ResponseFrameHeadPlusBodyIsTheFrame) {
+  for (size_t size : {size_t{5}, size_t{127}, size_t{128}, size_t{300000}}) {
+    for (uint64_t id : {uint64_t{1}, uint64_t{300}, uint64_t{1} << 40}) {
+      pb::Frame f;
+      f.set_id(id);
+      f.set_is_response(true);
+      f.set_body(std::string(size, 'y'));
+      EXPECT_EQ(EncodeResponseFrameHead(id, size) + f.body(), EncodeFrame(f))
+          << "body " << size << " id " << id;
+    }
+  }
+}
+
 TEST(Rpc, GarbageIsAnErrorNotACrash) { EXPECT_FALSE(DecodeFrameBody("\xff\xff\xff\xff\xff")); }
 
 // The client cuts a large answer out of its frame in place; any other layout goes to the parser.
@@ -99,6 +113,36 @@ TEST(Rpc, ClientServerAndGarbage) {
   auto r = c->Call(req, cred, 2000);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->ping().controller(), "uid77");
+  io.stop();
+  loop.join();
+}
+
+// Answers over and under the size that is sent as head and body apart arrive whole and in order.
+TEST(Rpc, LargeAndSmallAnswersArriveWhole) {
+  asio::io_context io;
+  auto server = RpcServer::Listen(
+      io, "127.0.0.1:0",
+      [](const RpcConnectionPtr&, const pb::Credential&, const std::string& body,
+         Responder respond) {
+        pb::Request req;
+        req.ParseFromString(body);
+        pb::Response resp;
+        size_t k = req.job_query().names_size() ? req.job_query().names(0).size() : 0;
+        resp.set_error(std::string(k * 1000, 'e') + "!");
+        respond(resp);
+      });
+  ASSERT_TRUE(server) << server.error();
+  std::thread loop([&] { io.run(); });
+  auto c = RpcClient::Connect("127.0.0.1:" + std::to_string((*server)->port()), 2000);
+  ASSERT_TRUE(c);
+  for (size_t k : {size_t{1}, size_t{700}, size_t{3}, size_t{2000}, size_t{65}, size_t{64}}) {
+    pb::Request req;
+    req.mutable_job_query()->add_names(std::string(k, 'n'));
+    auto r = c->Call(req, pb::Credential(), 5000);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->error().size(), k * 1000 + 1);
+    EXPECT_EQ(r->error().back(), '!');
+  }
   io.stop();
   loop.join();
 }
