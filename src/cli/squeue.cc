@@ -495,7 +495,9 @@ int SqueueMain(int argc, char** argv) {
       job.Clear();
       job.set_allocated_spec(spec);
       // Straight from the bytes: MergeFromCodedStream's stream wrapper cost more than the
-      // parse of a projected record.
+      // parse of a projected record. MergeFromImpl is what ParseFromArray calls inside
+      // protobuf-lite (3.21, Debian 12); the public calls either clear the record (dropping the
+      // reused spec) or take a std::string (a copy).
       if (!google::protobuf::internal::MergeFromImpl<false>(
               google::protobuf::StringPiece(bytes_of_job.data(), bytes_of_job.size()), &job,
               google::protobuf::MessageLite::kMerge))

@@ -195,15 +195,8 @@ std::string EncodeResponseFrameHead(uint64_t id, size_t body_size) {
   head.AppendToString(&out);
   // Frame.body = 4, length-delimited, written last as protobuf writes fields in number order
   // (Frame.cred = 3 is not set on responses).
-  char buf[16];
-  auto put = [&buf](uint64_t v) {
-    size_t n = 0;
-    for (; v >= 0x80; v >>= 7) buf[n++] = static_cast<char>(v | 0x80);
-    buf[n++] = static_cast<char>(v);
-    return n;
-  };
-  out.append(buf, put((4u << 3) | 2));
-  out.append(buf, put(body_size));
+  AppendVarint(out, (4u << 3) | 2);
+  AppendVarint(out, body_size);
   PutLength(out, static_cast<uint32_t>(out.size() - 4 + body_size));
   return out;
 }

@@ -1,9 +1,11 @@
-// Protobuf base-128 varints read from raw wire bytes, for the code that walks encoded messages
-// without parsing them (squeue's answer splitter, the controller's projected job encoder).
+// Protobuf base-128 varints read from and written to raw wire bytes, for the code that walks or
+// builds encoded messages without protobuf (squeue's answer splitter, the controller's job
+// answers, response frame heads).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace shoal {
@@ -19,6 +21,15 @@ inline bool ReadVarint(std::string_view in, size_t& pos, uint64_t& v) {
     if (!(b & 0x80)) return true;
   }
   return false;
+}
+
+// Appends `v` as a varint.
+inline void AppendVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
 }
 
 }  // namespace shoal

@@ -24,14 +24,6 @@ const std::string& Empty() {
 
 }  // namespace
 
-void AppendVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
 void AppendVarintField(std::string& out, uint32_t field, uint64_t v) {
   AppendVarint(out, uint64_t(field) << 3);
   AppendVarint(out, v);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "common/slurm_conf.h"  // StringHash
+#include "common/varint.h"      // AppendVarint
 #include "shoal.pb.h"
 
 namespace shoal::ctld {
@@ -80,7 +81,6 @@ inline const std::string kNoPayload;
 std::string PayloadIdField(uint64_t ref);
 
 // Protobuf wire-format pieces for messages encoded by hand.
-void AppendVarint(std::string& out, uint64_t v);
 void AppendVarintField(std::string& out, uint32_t field, uint64_t v);
 void AppendMessageField(std::string& out, uint32_t field, const google::protobuf::MessageLite& m);
 

@@ -112,9 +112,7 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
   std::string head;
   AppendVarint(head, (11u << 3) | 2);
   AppendVarint(head, answer.size() - kHead);
-  // The head goes right before the answer; the few bytes of room it leaves are cut off in place.
-  answer.replace(kHead - head.size(), head.size(), head);
-  answer.erase(0, kHead - head.size());
+  answer.replace(0, kHead, head);  // in place: the head is never longer than the room
   return answer;
 }
 

@@ -4,6 +4,9 @@ squeue, scontrol and sacct. The JSON outputs, which must be UTF-8, show U+FFFD i
 
 import json
 import os
+import shutil
+import subprocess
+import time
 
 import pytest
 
@@ -67,3 +70,35 @@ def test_non_utf8_name_comment_and_environment(cluster, request, backend):
     c.run(["scancel", str(held)])
     c.wait_job(held)
     assert c.job_state(held) == "CANCELLED"
+
+
+def test_refused_records_are_logged_once_and_kept(cluster, mariadb):
+    """A batch the database refuses (a column put back to schema 1's utf8mb4) is logged as an
+    error once, not on every retry, and stored once the column takes bytes again."""
+    client = shutil.which("mariadb") or shutil.which("mysql")
+    db_name = f"shoal_it_refused_{os.getpid()}"
+    c = cluster(nodes=1, dbd_conf=dbd_conf_for("mariadb", mariadb, db_name))
+
+    def sql(statement):
+        subprocess.run([client, f"--socket={mariadb.socket}", "-ushoal", "-pshoal", db_name,
+                        "-e", statement], check=True, capture_output=True, timeout=30)
+
+    def refusals():
+        text = (c.log_dir / "shoalctld.log").read_text(errors="replace")
+        return text.count("shoaldbd refused accounting records (retrying)")
+
+    first = c.sbatch(["--wrap", "true"])
+    c.wait_job(first)
+    wait_until(lambda: c.run(["sacct", "-n", "-X", "-j", str(first), "-o", "JobID"],
+                             check=False).stdout.strip() == str(first), 30, "the schema")
+    sql("ALTER TABLE jobs MODIFY job_name MEDIUMTEXT CHARACTER SET utf8mb4 "
+        "COLLATE utf8mb4_bin NOT NULL")
+    job = c.sbatch([f"--job-name={LATIN1_NAME}", "--wrap", "true"])
+    c.wait_job(job)
+    wait_until(lambda: refusals() >= 1, 30, "the controller to log the refusal")
+    time.sleep(5)  # several retry ticks later: still one line
+    assert refusals() == 1
+
+    sql("ALTER TABLE jobs MODIFY job_name MEDIUMBLOB NOT NULL")
+    wait_until(lambda: c.run(["sacct", "-n", "-X", "-P", "-j", str(job), "-o", "JobName"],
+                             check=False).stdout.strip() == SHOWN_NAME, 30, "the kept record")
