@@ -1,6 +1,9 @@
 #include "cli/client.h"
 
 #include <cstdlib>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "common/auth.h"
 #include "common/rpc.h"
@@ -32,13 +35,22 @@ Result<ClientContext> LoadClientContext() {
 
 namespace {
 
+int CallTimeoutMs(const ClientContext& ctx) {
+  if (auto t = ctx.conf.GetInt("MessageTimeout", 10); t && *t > 0) return int(*t) * 1000;
+  return kCallTimeoutMs;
+}
+
+Status Unreachable(const Status& why) {
+  return Error(ErrorCode::kUnavailable,
+               "Unable to contact slurm controller (" + why.message() + ")");
+}
+
 // One request, the answer unparsed (a serialized pb::Response).
 Result<std::string> CallControllerBytes(const ClientContext& ctx, const pb::Request& request) {
   std::string body = request.SerializeAsString();
   auto cred = SignForCaller(ctx, body);
   if (!cred) return cred.status();
-  int timeout_ms = kCallTimeoutMs;
-  if (auto t = ctx.conf.GetInt("MessageTimeout", 10); t && *t > 0) timeout_ms = int(*t) * 1000;
+  int timeout_ms = CallTimeoutMs(ctx);
   // Each SlurmctldHost in order: one that is down or answers as a standby sends us on.
   Result<std::string> response = Error(ErrorCode::kUnavailable, "connect failure");
   for (const std::string& addr : ctx.conf.ControllerAddresses()) {
@@ -48,13 +60,49 @@ Result<std::string> CallControllerBytes(const ClientContext& ctx, const pb::Requ
     response = id ? client->ReceiveBody(*id, timeout_ms) : Result<std::string>(id.status());
     if (!response || !IsStandbyAnswer(*response)) break;
   }
-  if (!response)
-    return Error(ErrorCode::kUnavailable,
-                 "Unable to contact slurm controller (" + response.error() + ")");
+  if (!response) return Unreachable(response.status());
   return response;
 }
 
 }  // namespace
+
+Status CallControllerParts(const ClientContext& ctx, const pb::Request& request,
+                           const std::function<Result<bool>(std::string& part)>& part) {
+  std::string body = request.SerializeAsString();
+  auto cred = SignForCaller(ctx, body);
+  if (!cred) return cred.status();
+  int timeout_ms = CallTimeoutMs(ctx);
+  Status result = Error(ErrorCode::kUnavailable, "connect failure");
+  const std::vector<std::string> addresses = ctx.conf.ControllerAddresses();
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    auto client = RpcClient::Connect(addresses[i], timeout_ms);
+    if (!client) continue;
+    auto id = client->SendRaw(body, *cred, timeout_ms);
+    if (!id) {
+      result = id.status();
+      break;
+    }
+    // A standby's "try another" comes as the only part and sends us on to the next controller
+    // (the last one's is the caller's to report). An error of the caller's own (a malformed
+    // part) ends the call as it is; a broken connection means the controller is unreachable.
+    bool first = true, standby = false;
+    std::optional<Status> caller_failed;
+    result = client->ReceiveParts(*id, timeout_ms, [&](std::string& bytes) -> Result<bool> {
+      if (std::exchange(first, false) && i + 1 < addresses.size() && IsStandbyAnswer(bytes)) {
+        standby = true;
+        return false;
+      }
+      Result<bool> more = part(bytes);
+      if (!more) caller_failed = more.status();
+      return more;
+    });
+    if (standby) continue;
+    if (caller_failed) return *caller_failed;
+    if (result.ok()) return result;
+    break;
+  }
+  return Unreachable(result);
+}
 
 Result<std::string> CallControllerAnswer(const ClientContext& ctx, const pb::Request& request) {
   return CallControllerBytes(ctx, request);

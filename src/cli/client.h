@@ -2,6 +2,7 @@
 // /etc/slurm/slurm.conf), a credential for the caller, and one blocking call.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "acct.pb.h"
@@ -34,6 +35,10 @@ Status CallControllerInto(const ClientContext& ctx, const pb::Request& request, 
 // The serialized pb::Response itself, rc not checked: for a caller that decodes a large answer
 // piecewise (squeue, one job at a time).
 Result<std::string> CallControllerAnswer(const ClientContext& ctx, const pb::Request& request);
+// A streamed answer (JobQueryRequest.stream): `part` gets each serialized pb::Response part, in a
+// buffer it may reuse, and says whether more follow. An answer in one frame is one part.
+Status CallControllerParts(const ClientContext& ctx, const pb::Request& request,
+                           const std::function<Result<bool>(std::string& part)>& part);
 
 // A call whose connection the caller keeps afterwards (salloc/srun hold their allocation's
 // connection open: the controller ends the allocation when it closes). timeout_ms < 0 waits as

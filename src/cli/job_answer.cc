@@ -49,6 +49,8 @@ bool NextField(std::string_view in, size_t& pos, WireField& f) {
 constexpr uint64_t kJobQueryField = pb::Response::kJobQueryFieldNumber;
 constexpr uint64_t kJobsField = pb::JobQueryResponse::kJobsFieldNumber;
 constexpr uint64_t kServerTimeField = pb::JobQueryResponse::kServerTimeFieldNumber;
+constexpr uint64_t kMoreField = pb::JobQueryResponse::kMoreFieldNumber;
+constexpr uint64_t kJobsHintField = pb::JobQueryResponse::kJobsHintFieldNumber;
 
 }  // namespace
 
@@ -81,6 +83,10 @@ Result<JobAnswer> SplitJobAnswer(std::string_view bytes) {
         answer.jobs.push_back(g.payload);
       } else if (g.number == kServerTimeField && g.wire == 0) {
         answer.server_time = static_cast<int64_t>(g.varint);
+      } else if (g.number == kMoreField && g.wire == 0) {
+        answer.more = g.varint != 0;
+      } else if (g.number == kJobsHintField && g.wire == 0) {
+        answer.jobs_hint = static_cast<uint32_t>(g.varint);
       }
     }
   }

@@ -15,7 +15,9 @@ namespace shoal::cli {
 struct JobAnswer {
   std::vector<std::string_view> jobs;  // each a serialized JobRecord, views into the answer
   int64_t server_time = 0;
-  pb::Response head;  // everything but the job query (rc, error, ...)
+  bool more = false;       // a streamed answer's part, and more follow
+  uint32_t jobs_hint = 0;  // a streamed answer's first part: about how many jobs in all
+  pb::Response head;       // everything but the job query (rc, error, ...)
 };
 
 // Splits a serialized pb::Response. Fails on malformed bytes ("malformed response").

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -420,6 +421,7 @@ int SqueueMain(int argc, char** argv) {
   } else {
     pb::JobQueryRequest* q = req.mutable_job_query();
     *q = BuildJobQuery(a.filter);
+    q->set_stream(true);
     // Only the fields the output reads travel (an invalid -O fails in FormatSqueue below).
     // SHOAL_SQUEUE_WHOLE_RECORDS=1 asks for whole records: a diagnostic, and the reference the
     // projection tests compare against.
@@ -466,43 +468,57 @@ int SqueueMain(int argc, char** argv) {
       continue;
     }
     // Each job is decoded into one reused record, filtered and formatted at once: no message
-    // per job (about 1 KB of protobuf objects each, most of squeue's page faults).
-    Result<std::string> bytes = CallControllerAnswer(*ctx, req);
-    Result<JobAnswer> answer =
-        bytes.ok() ? SplitJobAnswer(*bytes) : Result<JobAnswer>(bytes.status());
-    if (answer.ok() && answer->head.rc() != 0)
-      answer = Error(static_cast<ErrorCode>(answer->head.rc()), answer->head.error());
-    if (!answer.ok()) {
-      failed(answer.error());
+    // per job (about 1 KB of protobuf objects each, most of squeue's page faults). The answer
+    // comes in parts, decoded here while the controller encodes the next.
+    std::optional<SqueueFormatter> formatter;
+    std::optional<Status> format_failed;  // an unknown -O field: not worth another iteration
+    pb::JobRecord job;
+    Status answered = CallControllerParts(*ctx, req, [&](std::string& bytes) -> Result<bool> {
+      Result<JobAnswer> answer = SplitJobAnswer(bytes);
+      if (!answer.ok()) return answer.status();
+      if (answer->head.rc() != 0)
+        return Error(static_cast<ErrorCode>(answer->head.rc()), answer->head.error());
+      if (!formatter) {
+        // The first part carries the controller's clock, which TIME columns count from.
+        int64_t now =
+            answer->server_time ? answer->server_time : static_cast<int64_t>(std::time(nullptr));
+        auto made = SqueueFormatter::Make(a.fmt, now);
+        if (!made.ok()) {
+          format_failed = made.status();
+          return made.status();
+        }
+        formatter.emplace(std::move(*made));
+        formatter->Reserve(answer->more ? answer->jobs_hint : answer->jobs.size());
+      }
+      for (std::string_view bytes_of_job : answer->jobs) {
+        // Clear() would free the spec and parsing allocate a new one: keep it and its
+        // strings.
+        pb::JobSpec* spec = job.release_spec();
+        if (spec) spec->Clear();
+        job.Clear();
+        job.set_allocated_spec(spec);
+        // Straight from the bytes: MergeFromCodedStream's stream wrapper cost more than the
+        // parse of a projected record. MergeFromImpl is what ParseFromArray calls inside
+        // protobuf-lite (3.21, Debian 12); the public calls either clear the record (dropping
+        // the reused spec) or take a std::string (a copy).
+        if (!google::protobuf::internal::MergeFromImpl<false>(
+                google::protobuf::StringPiece(bytes_of_job.data(), bytes_of_job.size()), &job,
+                google::protobuf::MessageLite::kMerge))
+          return Error(ErrorCode::kProtocol, "malformed response");
+        if (JobMatches(job, a.filter)) formatter->Add(job);
+      }
+      return answer->more;
+    });
+    if (format_failed) return Fail(format_failed->message());
+    if (!answered.ok()) {
+      failed(answered.message());
       if (a.iterate == 0) return 1;
       sleep(static_cast<unsigned>(a.iterate));
       continue;
     }
-    int64_t now =
-        answer->server_time ? answer->server_time : static_cast<int64_t>(std::time(nullptr));
     if (!a.fmt.no_header && (a.iterate || a.verbose || a.fmt.long_output)) {
       out += fmt::DateLine(static_cast<int64_t>(std::time(nullptr)));
       out += '\n';
-    }
-    auto formatter = SqueueFormatter::Make(a.fmt, now);
-    if (!formatter.ok()) return Fail(formatter.error());
-    formatter->Reserve(answer->jobs.size());
-    pb::JobRecord job;
-    for (std::string_view bytes_of_job : answer->jobs) {
-      // Clear() would free the spec and parsing allocate a new one: keep it and its strings.
-      pb::JobSpec* spec = job.release_spec();
-      if (spec) spec->Clear();
-      job.Clear();
-      job.set_allocated_spec(spec);
-      // Straight from the bytes: MergeFromCodedStream's stream wrapper cost more than the
-      // parse of a projected record. MergeFromImpl is what ParseFromArray calls inside
-      // protobuf-lite (3.21, Debian 12); the public calls either clear the record (dropping the
-      // reused spec) or take a std::string (a copy).
-      if (!google::protobuf::internal::MergeFromImpl<false>(
-              google::protobuf::StringPiece(bytes_of_job.data(), bytes_of_job.size()), &job,
-              google::protobuf::MessageLite::kMerge))
-        return Fail("malformed response");
-      if (JobMatches(job, a.filter)) formatter->Add(job);
     }
     Write(stdout, out);
     formatter->FinishTo(stdout);

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -329,29 +330,50 @@ Result<pb::Response> RpcClient::Receive(uint64_t id, int timeout_ms) {
   return response;
 }
 
-Result<std::string> RpcClient::ReceiveBody(uint64_t id, int timeout_ms) {
+Status RpcClient::ReceiveParts(uint64_t id, int timeout_ms,
+                               const std::function<Result<bool>(std::string& body)>& part) {
   if (fd_ < 0) return Error(ErrorCode::kUnavailable, "not connected");
   int64_t deadline = NowMs() + timeout_ms;
+  std::string body;  // one buffer for every part: its pages are faulted in once
+  for (;;) {
+    if (Status s = ReceiveBodyInto(id, deadline, body); !s.ok()) return s;
+    Result<bool> more = part(body);
+    if (!more) return more.status();
+    if (!*more) return Status::Ok();
+  }
+}
+
+Result<std::string> RpcClient::ReceiveBody(uint64_t id, int timeout_ms) {
+  std::string body;
+  if (Status s = ReceiveBodyInto(id, NowMs() + timeout_ms, body); !s.ok()) return s;
+  return body;
+}
+
+Status RpcClient::ReceiveBodyInto(uint64_t id, int64_t deadline, std::string& buf) {
+  if (fd_ < 0) return Error(ErrorCode::kUnavailable, "not connected");
   for (;;) {
     unsigned char hdr[4];
     if (Status s = ReadAll(fd_, reinterpret_cast<char*>(hdr), 4, deadline); !s.ok()) return s;
     uint32_t n = GetLength(hdr);
     if (n > kMaxFrameBytes) return Error(ErrorCode::kProtocol, "oversized frame");
-    std::string buf;
-    buf.reserve(n);
-    PrefaultForWrite(buf.data(), n);
+    if (buf.capacity() < n) {
+      buf.clear();
+      buf.reserve(n);
+      PrefaultForWrite(buf.data(), n);
+    }
     buf.resize(n);
     if (Status s = ReadAll(fd_, buf.data(), n, deadline); !s.ok()) return s;
     // A large answer (squeue over a full queue) is not copied out of the frame: fresh memory
     // costs a page fault per 4 KB, more than the copy itself.
     if (std::optional<bool> ours = TakeTrailingResponseBody(buf, id)) {
-      if (*ours) return buf;
+      if (*ours) return Status::Ok();
       continue;
     }
     auto reply = DecodeFrameBody(buf);
     if (!reply) return reply.status();
     if (!reply->is_response() || reply->id() != id) continue;  // not ours: ignore
-    return std::move(*reply->mutable_body());
+    buf = std::move(*reply->mutable_body());
+    return Status::Ok();
   }
 }
 
@@ -554,8 +576,16 @@ class AsioConnection final : public RpcConnection {
       out.set_body(std::move(body));
       self->Write(EncodeFrame(out));
     };
+    // A streamed answer's parts leave as they are made: the client decodes the first while the
+    // rest are encoded.
+    auto part = [weak, id](std::string body) {
+      auto self = weak.lock();
+      if (!self || self->closed_ || id == 0) return;
+      std::string head = EncodeResponseFrameHead(id, body.size());
+      self->WriteNow(std::move(head), std::move(body));
+    };
     Responder respond([send](const pb::Response& response) { send(response.SerializeAsString()); },
-                      send);
+                      send, part);
     handler_(shared_from_this(), frame.cred(), frame.body(), std::move(respond));
   }
 
@@ -564,6 +594,32 @@ class AsioConnection final : public RpcConnection {
     pending_bytes_ += bytes.size();
     writes_.push_back(std::move(bytes));
     if (idle) WriteNext();
+  }
+
+  // head + body, written to the socket at once when nothing is queued before them (the caller
+  // may hold the io_context thread for a while: queued writes only move when it returns). What
+  // the socket does not take now is queued; nothing blocks.
+  void WriteNow(std::string head, std::string body) {
+    if (writes_.empty()) {
+      iovec iov[2] = {{head.data(), head.size()}, {body.data(), body.size()}};
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = 2;
+      ssize_t n;
+      do {
+        n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      } while (n < 0 && errno == EINTR);
+      size_t sent = n > 0 ? static_cast<size_t>(n) : 0;
+      if (sent >= head.size()) {
+        body.erase(0, sent - head.size());
+        head.clear();
+      } else {
+        head.erase(0, sent);
+      }
+      if (head.empty() && body.empty()) return;
+    }
+    if (!head.empty()) Write(std::move(head));
+    Write(std::move(body));
   }
 
   void WriteNext() {

@@ -61,11 +61,18 @@ class RpcClient {
   Result<pb::Response> Receive(uint64_t id, int timeout_ms);
   // The same, unparsed (a serialized pb::Response), for callers that parse onto an arena.
   Result<std::string> ReceiveBody(uint64_t id, int timeout_ms);
+  // A streamed answer (several response frames for `id`): `part` gets each body, in order, in a
+  // buffer it may reuse, and says whether more follow; an error from it ends the call.
+  Status ReceiveParts(uint64_t id, int timeout_ms,
+                      const std::function<Result<bool>(std::string& body)>& part);
   // Whether something (or EOF) arrives within timeout_ms.
   bool Readable(int timeout_ms);
   int fd() const { return fd_; }
 
  private:
+  // One frame for `id` into `buf` (reused), cut down to its body.
+  Status ReceiveBodyInto(uint64_t id, int64_t deadline, std::string& buf);
+
   int fd_ = -1;
   uint64_t next_id_ = 1;
 };
@@ -76,6 +83,8 @@ using RpcConnectionPtr = std::shared_ptr<RpcConnection>;
 // Replies to one request; may be called later (after a journal commit) but only once.
 // Raw() sends an already serialized pb::Response: large query answers are encoded straight from
 // the live records instead of being copied into a message first.
+// Part() sends one part of a streamed answer ahead of the rest (a response frame for the same
+// request, written at once when the socket takes it); the answer ends with operator() or Raw().
 class Responder {
  public:
   using Fn = std::function<void(const pb::Response&)>;
@@ -84,17 +93,24 @@ class Responder {
   template <typename F, typename = std::enable_if_t<std::is_invocable_v<F&, const pb::Response&> &&
                                                     !std::is_same_v<std::decay_t<F>, Responder>>>
   Responder(F fn) : fn_(std::move(fn)) {}  // NOLINT: implicit, like the std::function it wraps
-  Responder(Fn fn, RawFn raw) : fn_(std::move(fn)), raw_(std::move(raw)) {}
+  Responder(Fn fn, RawFn raw, RawFn part = nullptr)
+      : fn_(std::move(fn)), raw_(std::move(raw)), part_(std::move(part)) {}
 
   void operator()(const pb::Response& response) const {
     if (fn_) fn_(response);
   }
   // Without a raw path (an in-process responder) the bytes are parsed and handed to fn.
   void Raw(std::string response_bytes) const;
+  // Whether Part() is available (a socket peer; not an in-process responder).
+  bool can_stream() const { return static_cast<bool>(part_); }
+  void Part(std::string response_bytes) const {
+    if (part_) part_(std::move(response_bytes));
+  }
 
  private:
   Fn fn_;
   RawFn raw_;
+  RawFn part_;
 };
 // Called for each request, after the frame is decoded. The handler verifies the credential.
 using RequestHandler = std::function<void(const RpcConnectionPtr& conn, const pb::Credential& cred,

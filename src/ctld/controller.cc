@@ -378,7 +378,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       return;
     }
     case pb::Request::kJobQuery:
-      respond.Raw(QueryJobs(req.job_query()));
+      QueryJobs(req.job_query(), respond);
       return;
     case pb::Request::kShareQuery:
       respond(QueryShares(cred, req.share_query()));

@@ -301,7 +301,8 @@ class Controller {
 
   // --- queries (query.cc)
   // A serialized pb::Response, encoded straight from the records (no copies of them).
-  std::string QueryJobs(const pb::JobQueryRequest& req);
+  // Answers through `respond`: in parts when the client asked for a stream (squeue).
+  void QueryJobs(const pb::JobQueryRequest& req, const Responder& respond);
   pb::Response QueryNodes(const pb::NodeQueryRequest& req) const;
   pb::Response QueryConfig() const;
 

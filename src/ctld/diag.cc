@@ -29,7 +29,10 @@ Responder Controller::TimedResponder(const pb::Request& req, uint32_t uid,
       [this, type, uid, start, inner](std::string bytes) {
         diag_.RecordRpc(type, uid, MicrosSince(start));
         inner->Raw(std::move(bytes));
-      });
+      },
+      inner->can_stream()
+          ? Responder::RawFn([inner](std::string bytes) { inner->Part(std::move(bytes)); })
+          : nullptr);
 }
 
 void Controller::TimedSchedule(bool backfill) {

@@ -12,9 +12,12 @@ namespace {
 // Room reserved per job for a job query's answer: squeue's projection takes about 60 bytes a job,
 // whole records (scontrol, the REST API) 200 to 400 and grow the buffer once or twice.
 constexpr size_t kAnswerBytesPerJob = 128;
+// A streamed answer's parts: about 500 squeue rows each, so the client starts on the first
+// within a fraction of a millisecond.
+constexpr size_t kStreamPartBytes = 32 * 1024;
 }  // namespace
 
-std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
+void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& respond) {
   // Field numbers as in shoal.proto: Response.job_query = 11, JobQueryResponse.jobs = 1 and
   // server_time = 2.
   std::set<uint32_t> uids(req.uids().begin(), req.uids().end());
@@ -29,9 +32,35 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
   // Pages reserved but never written cost nothing.
   std::string answer;  // JobQueryResponse, behind room for the Response field's tag and length
   constexpr size_t kHead = 1 + 5;
-  answer.reserve(kHead + 16 + (req.job_ids_size() > 0 ? 0 : jobs_.size() * kAnswerBytesPerJob));
+  const bool stream = req.stream() && respond.can_stream();
+  const size_t room = stream ? kStreamPartBytes + kStreamPartBytes / 2
+                             : (req.job_ids_size() > 0 ? 0 : jobs_.size() * kAnswerBytesPerJob);
+  answer.reserve(kHead + 16 + room);
   answer.resize(kHead);
+  // Jobs looked at so far, of how many: a streamed answer's first part estimates the whole
+  // answer's length from them, for the client to allocate once (a little over: growing past an
+  // estimate costs a copy, reserving too much only address space and the pages it prefaults).
+  size_t scanned = 0;
+  const size_t candidates = req.job_ids_size() > 0 ? req.job_ids_size() : jobs_.size();
   size_t matched = 0;
+  auto estimate = [&]() -> uint64_t {
+    if (scanned == 0) return matched;
+    uint64_t whole = matched * std::max(candidates, scanned) / scanned;
+    return std::max<uint64_t>(matched, whole + whole / 8);
+  };
+  // Puts the Response field's head in front of a finished JobQueryResponse. A streamed answer's
+  // first part carries the server time and the estimate.
+  bool first_part = true;
+  auto seal = [&](bool more) {
+    if (!stream || first_part) AppendVarintField(answer, 2, static_cast<uint64_t>(Now()));
+    if (stream && first_part) AppendVarintField(answer, 4, estimate());
+    if (more) AppendVarintField(answer, 3, 1);
+    first_part = false;
+    std::string head;
+    AppendVarint(head, (11u << 3) | 2);
+    AppendVarint(head, answer.size() - kHead);
+    answer.replace(0, kHead, head);  // in place: the head is never longer than the room
+  };
   auto add = [&](const pb::JobRecord& job) {
     if (!uids.empty() && !uids.count(job.spec().uid())) return;
     if (!states.empty() && !states.count(job.state())) return;
@@ -55,9 +84,17 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
     projection.Append(answer, 1, job,
                       req.omit_script() ? kNoPayload : payloads_.Bytes(job.job_id()), shown);
     ++matched;
+    if (stream && answer.size() >= kStreamPartBytes) {
+      seal(true);
+      respond.Part(std::move(answer));
+      answer.clear();  // a moved-from string: give it room again
+      answer.reserve(kHead + 16 + room);
+      answer.resize(kHead);
+    }
   };
   if (req.job_ids_size() > 0) {
     for (uint32_t id : req.job_ids()) {
+      ++scanned;
       auto tasks = array_tasks_.find(id);
       if (tasks != array_tasks_.end()) {
         std::vector<uint32_t> ids = tasks->second;
@@ -74,7 +111,8 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
       resp.set_rc(static_cast<int32_t>(ErrorCode::kInvalidJobId));
       resp.set_error("Invalid job id specified");
       resp.mutable_job_query()->set_server_time(Now());
-      return resp.SerializeAsString();
+      respond(resp);
+      return;
     }
   } else {
     // Ordered by job id so output is stable. The id sorts beside the pointer: comparing through
@@ -104,16 +142,13 @@ std::string Controller::QueryJobs(const pb::JobQueryRequest& req) {
         if (next->has_spec()) fetch(&next->spec(), sizeof(pb::JobSpec));
       }
       const pb::JobRecord& job = *sorted[i].second;
+      scanned = i + 1;
       if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
       add(job);
     }
   }
-  AppendVarintField(answer, 2, static_cast<uint64_t>(Now()));
-  std::string head;
-  AppendVarint(head, (11u << 3) | 2);
-  AppendVarint(head, answer.size() - kHead);
-  answer.replace(0, kHead, head);  // in place: the head is never longer than the room
-  return answer;
+  seal(false);
+  respond.Raw(std::move(answer));
 }
 
 pb::Response Controller::QueryNodes(const pb::NodeQueryRequest& req) const {

@@ -46,3 +46,31 @@ def test_projected_answers_print_as_whole_records(cluster):
             before, projected, after = (s.split("\n", 1)[1] for s in (before, projected, after))
         assert projected in (before, after), f"squeue {args}:\n{projected}\nwhole:\n{before}"
         assert len(projected.splitlines()) >= 2 or "-h" in args, f"squeue {args} shows jobs"
+
+
+def test_long_listing_streamed_in_parts_is_whole(cluster, users):
+    """A listing longer than one part of the controller's streamed answer (about 500 rows each)
+    arrives whole, in order, filtered, and the same as whole records give; a user's filtered
+    listing in a queue mostly of others' jobs too."""
+    c = cluster(nodes=1, conf=["MaxArraySize=5001"], accounting=False)
+    user = users["shoaltest1"]
+    tasks = 3000
+    array = c.sbatch(["--hold", "-J", "many", f"--array=1-{tasks}"], SLEEPER)
+    mine = [c.sbatch(["--hold", "-J", "mine"], SLEEPER, user=user) for _ in range(3)]
+    after = c.sbatch(["--hold", "-J", "after"], SLEEPER)
+
+    out = c.run(["squeue", "-r", "-h", "-o", "%i %j %u %T"]).stdout.splitlines()
+    expected = [f"{array}_{t} many root PENDING" for t in range(1, tasks + 1)]
+    expected += [f"{j} mine {user.name} PENDING" for j in mine] + [f"{after} after root PENDING"]
+    assert out == expected
+    whole = c.run(["squeue", "-r", "-h", "-o", "%i %j %u %T"], env=WHOLE).stdout.splitlines()
+    assert whole == expected
+
+    # Filters the controller applies while streaming: by user, and by job id (an array's tasks).
+    assert c.run(["squeue", "-h", "-u", user.name, "-o", "%i"]).stdout.split() == \
+        [str(j) for j in mine]
+    by_id = c.run(["squeue", "-r", "-h", "-j", str(array), "-o", "%i"]).stdout.split()
+    assert by_id == [f"{array}_{t}" for t in range(1, tasks + 1)]
+    # The default listing folds the pending array into one line, as Slurm does.
+    folded = c.run(["squeue", "-h", "-o", "%i"]).stdout.split()
+    assert folded == [f"{array}_[1-{tasks}]", *map(str, mine), str(after)]

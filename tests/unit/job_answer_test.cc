@@ -43,6 +43,30 @@ TEST(SplitJobAnswer, ErrorsAndEmptyAnswers) {
   EXPECT_TRUE(SplitJobAnswer("").ok());
 }
 
+// A streamed answer's parts say whether more follow; the first says how many jobs may come.
+TEST(SplitJobAnswer, StreamedPartsCarryMoreAndTheHint) {
+  pb::Response first;
+  first.mutable_job_query()->add_jobs()->set_job_id(1);
+  first.mutable_job_query()->set_server_time(9);
+  first.mutable_job_query()->set_more(true);
+  first.mutable_job_query()->set_jobs_hint(2);
+  auto a = SplitJobAnswer(first.SerializeAsString());
+  ASSERT_TRUE(a.ok()) << a.error();
+  EXPECT_TRUE(a->more);
+  EXPECT_EQ(a->jobs_hint, 2u);
+  EXPECT_EQ(a->server_time, 9);
+  pb::Response last;
+  last.mutable_job_query()->add_jobs()->set_job_id(2);
+  auto b = SplitJobAnswer(last.SerializeAsString());
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_FALSE(b->more);
+  ASSERT_EQ(b->jobs.size(), 1u);
+  // The parts concatenated are one answer with both jobs.
+  pb::Response whole;
+  ASSERT_TRUE(whole.ParseFromString(first.SerializeAsString() + last.SerializeAsString()));
+  EXPECT_EQ(whole.job_query().jobs_size(), 2);
+}
+
 TEST(SplitJobAnswer, MalformedBytesFail) {
   pb::Response resp;
   resp.mutable_job_query()->add_jobs()->set_job_id(1);

@@ -147,6 +147,78 @@ TEST(Rpc, LargeAndSmallAnswersArriveWhole) {
   loop.join();
 }
 
+// A streamed answer: parts sent from inside the handler, some larger than the socket takes at
+// once, then the final answer; the client gets every part whole and in order, then the last.
+TEST(Rpc, StreamedPartsArriveWholeAndInOrder) {
+  asio::io_context io;
+  const std::vector<size_t> sizes = {10, 300000, 1, 40000, 2000000, 7};
+  bool could_stream = false;
+  auto server = RpcServer::Listen(
+      io, "127.0.0.1:0",
+      [&](const RpcConnectionPtr&, const pb::Credential&, const std::string&, Responder respond) {
+        could_stream = respond.can_stream();
+        for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+          pb::Response part;
+          part.set_error(std::string(sizes[i], static_cast<char>('a' + i)));
+          respond.Part(part.SerializeAsString());
+        }
+        pb::Response last;
+        last.set_error(std::string(sizes.back(), 'z'));
+        respond(last);
+      });
+  ASSERT_TRUE(server) << server.error();
+  std::thread loop([&] { io.run(); });
+  auto c = RpcClient::Connect("127.0.0.1:" + std::to_string((*server)->port()), 2000);
+  ASSERT_TRUE(c);
+  auto id = c->SendRaw(pb::Request().SerializeAsString(), pb::Credential(), 5000);
+  ASSERT_TRUE(id) << id.error();
+  std::vector<std::string> got;
+  Status s = c->ReceiveParts(*id, 5000, [&](std::string& body) -> Result<bool> {
+    pb::Response r;
+    if (!r.ParseFromString(body)) return Error(ErrorCode::kProtocol, "malformed");
+    got.push_back(r.error());
+    return got.size() < sizes.size();
+  });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(could_stream);
+  ASSERT_EQ(got.size(), sizes.size());
+  for (size_t i = 0; i + 1 < sizes.size(); ++i)
+    EXPECT_EQ(got[i], std::string(sizes[i], static_cast<char>('a' + i))) << "part " << i;
+  EXPECT_EQ(got.back(), std::string(sizes.back(), 'z'));
+  // The connection carries on: a plain call afterwards is answered.
+  auto r = c->Call(pb::Request(), pb::Credential(), 5000);
+  EXPECT_TRUE(r) << r.error();
+  io.stop();
+  loop.join();
+}
+
+// An error from the caller's part function ends the receive with that error.
+TEST(Rpc, StreamedPartErrorStopsTheReceive) {
+  asio::io_context io;
+  auto server = RpcServer::Listen(
+      io, "127.0.0.1:0",
+      [&](const RpcConnectionPtr&, const pb::Credential&, const std::string&, Responder respond) {
+        respond.Part(pb::Response().SerializeAsString());
+        respond(pb::Response());
+      });
+  ASSERT_TRUE(server) << server.error();
+  std::thread loop([&] { io.run(); });
+  auto c = RpcClient::Connect("127.0.0.1:" + std::to_string((*server)->port()), 2000);
+  ASSERT_TRUE(c);
+  auto id = c->SendRaw(pb::Request().SerializeAsString(), pb::Credential(), 5000);
+  ASSERT_TRUE(id);
+  int calls = 0;
+  Status s = c->ReceiveParts(*id, 5000, [&](std::string&) -> Result<bool> {
+    ++calls;
+    return Error(ErrorCode::kProtocol, "bad part");
+  });
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "bad part");
+  EXPECT_EQ(calls, 1);
+  io.stop();
+  loop.join();
+}
+
 TEST(Rpc, ConnectFailureIsReported) {
   auto c = RpcClient::Connect("127.0.0.1:1", 500);
   EXPECT_FALSE(c);
