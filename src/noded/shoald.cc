@@ -35,6 +35,7 @@ extern char** environ;
 #include "noded/node_http.h"
 #include "noded/node_resources.h"
 #include "noded/node_scripts.h"
+#include "noded/user_groups.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
@@ -647,7 +648,8 @@ class NodeDaemon {
       scripts_->Prolog(job, [this, id](const ScriptResult& r) { PrologBeforeBatch(id, r); });
       return Ok();
     }
-    if (Status sp = SpawnStepd(id); !sp.ok()) return fail(sp.message());
+    if (Status sp = SpawnStepd(id, std::nullopt, std::make_pair(spec.uid(), spec.gid())); !sp.ok())
+      return fail(sp.message());
     UpdateGpuJobMap();
     if (s_.opts.verbose > 0) Log("job %u: launched for uid %u", id, spec.uid());
     return Ok();
@@ -734,7 +736,7 @@ class NodeDaemon {
       return ErrorResponse(ErrorCode::kIoError, "mkdir " + dir + ": " + Strerror(errno));
     }
     Status st = WriteFileAtomic(dir + "/" + kLaunchFile, lt.SerializeAsString(), 0600, false);
-    if (st.ok()) st = SpawnStepd(job, step);
+    if (st.ok()) st = SpawnStepd(job, step, std::make_pair(sc.uid(), sc.gid()));
     if (!st.ok()) {
       Log("step %u.%u: launch failed: %s", job, step, st.message().c_str());
       (void)RemoveTree(dir);
@@ -969,13 +971,22 @@ class NodeDaemon {
   // shoald's size) in a new session, default signal handling, stdio on /dev/null and no
   // inherited descriptors. Returns once it has exec'd; exec errors come back from posix_spawn.
   // shoald reaps its stepds (SIGCHLD); after a shoald restart they belong to init.
-  Status SpawnStepd(uint32_t id, std::optional<uint32_t> step = std::nullopt) {
+  // `owner` (uid, gid): the job's user, whose name and groups shoald resolves (cached) and hands
+  // over, so the step need not load the name service; without it the step resolves them.
+  Status SpawnStepd(uint32_t id, std::optional<uint32_t> step = std::nullopt,
+                    std::optional<std::pair<uid_t, gid_t>> owner = std::nullopt) {
     std::vector<std::string> args = {s_.stepd_path,      "--spool", s_.spool,   "--job",
                                      std::to_string(id), "--node",  name_,      "--conf",
                                      s_.conf_path,       "--key",   s_.key_file};
     if (step) {
       args.push_back("--step");
       args.push_back(std::to_string(*step));
+    }
+    if (owner) {
+      if (auto who = identities_.Get(owner->first, owner->second, NowSeconds())) {
+        args.insert(args.end(), {"--user", who->user, "--home", who->home, "--shell", who->shell,
+                                 "--groups", FormatGroupList(who->groups)});
+      }
     }
     std::string cluster = s_.conf.ClusterName();
     if (!cluster.empty()) {
@@ -1290,6 +1301,7 @@ class NodeDaemon {
   Clock::time_point last_down_log_{};
   std::set<uint32_t> in_flight_;
   std::map<uint32_t, int64_t> launched_at_;
+  UserIdentityCache identities_;  // user names and group lists handed to shoal-stepd
   std::set<uint32_t> reported_failures_;
   std::set<uint32_t> ended_jobs_;  // TerminateJob for the whole job received
 };

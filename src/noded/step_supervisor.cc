@@ -420,17 +420,23 @@ class StepSupervisor {
   // ------------------------------------------------------------------------------------------
 
   void StartTasks() {
-    std::vector<char> buf(16384);
-    passwd pw{};
-    passwd* found = nullptr;
     uid_t uid = launch_.step().uid();
-    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found) {
-      FailAll("user id " + std::to_string(uid) + " not found on node " + opts_.node_name);
-      return;
+    if (!opts_.user_name.empty()) {  // as shoald resolved it (user_groups.h)
+      user_ = opts_.user_name;
+      home_ = opts_.home;
+      shell_ = opts_.shell;
+    } else {
+      std::vector<char> buf(16384);
+      passwd pw{};
+      passwd* found = nullptr;
+      if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found) {
+        FailAll("user id " + std::to_string(uid) + " not found on node " + opts_.node_name);
+        return;
+      }
+      user_ = pw.pw_name;
+      home_ = pw.pw_dir ? pw.pw_dir : "";
+      shell_ = pw.pw_shell ? pw.pw_shell : "";
     }
-    user_ = pw.pw_name;
-    home_ = pw.pw_dir ? pw.pw_dir : "";
-    shell_ = pw.pw_shell ? pw.pw_shell : "";
     if (!SetupCgroup()) return;
     cpu_masks_ = TaskCpuMasks(CpuBind(), static_cast<uint32_t>(tasks_.size()),
                               launch_.cpus_per_task(), CpusOfThisProcess());
@@ -685,7 +691,13 @@ class StepSupervisor {
     uid_t uid = launch_.step().uid();
     gid_t gid = launch_.gid();
     if (::setgid(gid) != 0) fail("setgid: " + Errstr(errno), 1);
-    if (::initgroups(user_.c_str(), gid) != 0) fail("initgroups: " + Errstr(errno), 1);
+    // The groups shoald resolved for this step (see user_groups.h), else the name service.
+    if (!opts_.groups.empty()) {
+      if (::setgroups(opts_.groups.size(), opts_.groups.data()) != 0)
+        fail("setgroups: " + Errstr(errno), 1);
+    } else if (::initgroups(user_.c_str(), gid) != 0) {
+      fail("initgroups: " + Errstr(errno), 1);
+    }
     if (::setuid(uid) != 0) fail("setuid: " + Errstr(errno), 1);
     if (uid != 0 && ::setuid(0) == 0) fail("privileges could be regained: refusing", 1);
     ::umask(022);

@@ -29,6 +29,7 @@
 #include "noded/step_supervisor.h"
 #include "noded/task_binding.h"
 #include "noded/task_prolog.h"
+#include "noded/user_groups.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
@@ -94,18 +95,28 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
   uid_t uid = spec.uid();
   gid_t gid = spec.gid();
 
-  passwd pw{};
-  passwd* found = nullptr;
-  std::vector<char> buf(16384);
-  int rc = ::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found);
-  if (rc != 0 || found == nullptr)
-    ChildFail(err_fd, "user id " + std::to_string(uid) + " not found on node " + opts.node_name);
-  std::string user = pw.pw_name;
+  // The identity shoald resolved (no name-service modules loaded here), else our own lookup.
+  std::string user = opts.user_name, home = opts.home, shell = opts.shell;
+  if (user.empty()) {
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    int rc = ::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found);
+    if (rc != 0 || found == nullptr)
+      ChildFail(err_fd, "user id " + std::to_string(uid) + " not found on node " + opts.node_name);
+    user = pw.pw_name;
+    home = pw.pw_dir ? pw.pw_dir : "";
+    shell = pw.pw_shell ? pw.pw_shell : "";
+  }
 
   if (::setgid(gid) != 0)
     ChildFail(err_fd, "setgid(" + std::to_string(gid) + "): " + Errstr(errno));
-  if (::initgroups(user.c_str(), gid) != 0)
+  if (!opts.groups.empty()) {
+    if (::setgroups(opts.groups.size(), opts.groups.data()) != 0)
+      ChildFail(err_fd, "setgroups(" + user + "): " + Errstr(errno));
+  } else if (::initgroups(user.c_str(), gid) != 0) {
     ChildFail(err_fd, "initgroups(" + user + "): " + Errstr(errno));
+  }
   if (::setuid(uid) != 0)
     ChildFail(err_fd, "setuid(" + std::to_string(uid) + "): " + Errstr(errno));
   if (::getuid() != uid || ::geteuid() != uid || ::getgid() != gid || ::getegid() != gid)
@@ -177,8 +188,8 @@ mode_t UmaskFromEnv(const pb::JobSpec& spec) {
   info.cluster_name = opts.cluster_name;
   info.task_pid = ::getpid();
   info.user_name = user;
-  info.home = pw.pw_dir ? pw.pw_dir : "";
-  info.shell = pw.pw_shell ? pw.pw_shell : "";
+  info.home = home;
+  info.shell = shell;
   std::vector<std::string> env = BuildJobEnvironment(launch, info);
   // GPUs as this node numbers them: renumbered from 0 when the job only sees its own devices.
   uint32_t node_index = NodeIndex(job, opts.node_name);
@@ -691,12 +702,27 @@ Result<StepdOptions> ParseStepdArgs(const std::vector<std::string>& args) {
         o.has_step = true;
         o.step_id = static_cast<uint32_t>(id);
       }
+    } else if (a == "--user") {
+      ok = value(o.user_name);
+    } else if (a == "--home") {
+      ok = value(o.home);
+    } else if (a == "--shell") {
+      ok = value(o.shell);
+    } else if (a == "--groups") {
+      ok = value(v);
+      if (ok) {
+        auto groups = ParseGroupList(v);
+        if (!groups) return groups.status();
+        o.groups = std::move(*groups);
+      }
     } else {
       return InvalidArgument("unknown argument '" + a + "'");
     }
     if (!ok) return InvalidArgument("option " + a + " needs a value");
   }
   if (o.spool.empty() || o.job_id == 0) return InvalidArgument("--spool and --job are required");
+  if (o.user_name.empty() != o.groups.empty())
+    return InvalidArgument("--user and --groups go together");
   return o;
 }
 

@@ -8,6 +8,8 @@
 // thread; the job is started with fork+exec and reported through a close-on-exec pipe.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +27,10 @@ struct StepdOptions {
   std::string cluster_name;
   bool has_step = false;  // --step N: supervise a step of srun, not the batch script
   uint32_t step_id = 0;
+  // --user NAME --home DIR --shell PATH --groups G,...: the job's user as shoald resolved it
+  // (see user_groups.h); empty: resolved here.
+  std::string user_name, home, shell;
+  std::vector<gid_t> groups;
 };
 
 Result<StepdOptions> ParseStepdArgs(const std::vector<std::string>& args);

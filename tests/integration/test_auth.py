@@ -1,7 +1,10 @@
 """Authorization: users act only on their own jobs; the key and other users' identities are out
 of reach; root (the SlurmUser) may do everything."""
 
+import grp
 import json
+import subprocess
+import time
 from pathlib import Path
 
 import wire
@@ -103,3 +106,40 @@ def test_requests_without_valid_credential_are_refused(cluster):
     forged = wire.call(("127.0.0.1", c.controller_port()), body, fake)
     assert wire.first(forged, 1, 0) == AUTH_FAILURE
     assert c.job_state(job) == "PENDING"
+
+
+def test_jobs_and_steps_run_with_the_users_groups(cluster, users, submit_dir):
+    """A batch script and an srun step run with exactly the groups initgroups(3) gives the user
+    (the primary group and the supplementary ones), which shoald resolves and hands to the step
+    on its command line (--user/--groups) instead of each step loading the name service."""
+    user = users["shoaltest1"]
+    group = "shoaltestgrp"
+    subprocess.run(["groupadd", "-f", group], check=True)
+    subprocess.run(["usermod", "-aG", group, user.name], check=True)
+    extra_gid = grp.getgrnam(group).gr_gid
+    expected = sorted(int(g) for g in subprocess.run(
+        ["id", "-G", user.name], check=True, capture_output=True, text=True).stdout.split())
+    assert extra_gid in expected
+
+    c = cluster(nodes=1)
+    work = submit_dir(user)
+    job = c.sbatch(["-o", "groups.out"],
+                   "#!/bin/bash\nid -G\nsrun id -G\nsleep 300\n", user=user, cwd=work)
+    c.wait_job(job, "RUNNING", timeout=30)
+    out = Path(work) / "groups.out"
+    deadline = time.time() + 30
+    while not (out.exists() and len(out.read_text().splitlines()) >= 2) and time.time() < deadline:
+        time.sleep(0.2)
+    lines = out.read_text().splitlines()
+    assert len(lines) >= 2, lines
+    assert sorted(int(g) for g in lines[0].split()) == expected, "batch script"
+    assert sorted(int(g) for g in lines[1].split()) == expected, "srun step"
+
+    # The batch step got the identity from shoald: its command line carries it.
+    stepds = subprocess.run(["pgrep", "-a", "-f", f"shoal-stepd .*--job {job} "],
+                            capture_output=True, text=True).stdout
+    assert f"--user {user.name} --home {user.home} " in stepds, stepds
+    handed = stepds.split("--groups ", 1)[1].split()[0]
+    assert sorted(int(g) for g in handed.split(",")) == expected
+    c.run(["scancel", str(job)])
+    assert c.wait_job(job, timeout=30) == "CANCELLED"

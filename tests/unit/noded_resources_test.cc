@@ -3,6 +3,7 @@
 #include "noded/node_resources.h"
 #include "noded/shoald.h"
 #include "noded/stepd.h"
+#include "noded/user_groups.h"
 #include "noded/util.h"
 
 namespace shoal::noded {
@@ -98,6 +99,75 @@ TEST(StepdArgs, Parse) {
   EXPECT_FALSE(ParseStepdArgs({"--spool", "/s"}).ok());
   EXPECT_FALSE(ParseStepdArgs({"--spool", "/s", "--job", "x"}).ok());
   EXPECT_FALSE(ParseStepdArgs({"--spool", "/s", "--job", "1", "--what"}).ok());
+  // The identity shoald hands over: both or neither, and a valid group list.
+  auto who = ParseStepdArgs({"--spool", "/s", "--job", "1", "--user", "ann", "--groups", "7,8"});
+  ASSERT_TRUE(who.ok()) << who.error();
+  EXPECT_EQ(who->user_name, "ann");
+  EXPECT_EQ(who->groups, (std::vector<gid_t>{7, 8}));
+  EXPECT_FALSE(ParseStepdArgs({"--spool", "/s", "--job", "1", "--user", "ann"}).ok());
+  EXPECT_FALSE(ParseStepdArgs({"--spool", "/s", "--job", "1", "--groups", "7"}).ok());
+  EXPECT_FALSE(
+      ParseStepdArgs({"--spool", "/s", "--job", "1", "--user", "a", "--groups", "7,x"}).ok());
+}
+
+TEST(GroupList, FormatsAndParsesBack) {
+  std::vector<gid_t> groups = {1000, 27, 0, 4294967294u};
+  EXPECT_EQ(FormatGroupList(groups), "1000,27,0,4294967294");
+  auto parsed = ParseGroupList(FormatGroupList(groups));
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_EQ(*parsed, groups);
+  EXPECT_EQ(*ParseGroupList("5"), std::vector<gid_t>{5});
+}
+
+TEST(GroupList, RejectsWhatIsNotAListOfIds) {
+  for (const char* bad : {"", ",", "1,", ",1", "1,,2", "a", "1;2", "-1", "4294967295",
+                          "99999999999999999999", "1 ,2"}) {
+    auto parsed = ParseGroupList(bad);
+    EXPECT_FALSE(parsed.ok()) << "'" << bad << "'";
+    if (!parsed.ok()) {
+      EXPECT_NE(parsed.error().find("invalid group list"), std::string::npos);
+    }
+  }
+}
+
+TEST(UserIdentityCache, ResolvesOncePerMinuteAndDoesNotKeepUnknownUsers) {
+  int calls = 0;
+  bool known = true;
+  UserIdentityCache cache([&](uid_t uid, gid_t gid) -> std::optional<UserIdentity> {
+    ++calls;
+    if (!known) return std::nullopt;
+    return UserIdentity{"u" + std::to_string(uid), "/home/u", "/bin/sh", {gid, 100}};
+  });
+  auto a = cache.Get(1000, 1000, 50);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->user, "u1000");
+  EXPECT_EQ(a->groups, (std::vector<gid_t>{1000, 100}));
+  EXPECT_TRUE(cache.Get(1000, 1000, 50 + UserIdentityCache::kTtlSeconds - 1));
+  EXPECT_EQ(calls, 1);
+  // Another primary group is another entry (the list starts with it).
+  EXPECT_EQ(cache.Get(1000, 5, 60)->groups.front(), 5u);
+  EXPECT_EQ(calls, 2);
+  // After the minute the system is asked again; a user gone is no longer answered for.
+  known = false;
+  EXPECT_FALSE(cache.Get(1000, 1000, 50 + UserIdentityCache::kTtlSeconds));
+  EXPECT_EQ(calls, 3);
+  EXPECT_FALSE(cache.Get(1000, 1000, 50 + UserIdentityCache::kTtlSeconds));
+  EXPECT_EQ(calls, 4);
+  // A clock that went back does not keep an entry forever.
+  known = true;
+  ASSERT_TRUE(cache.Get(7, 7, 1000));
+  EXPECT_TRUE(cache.Get(7, 7, 10));
+  EXPECT_EQ(calls, 6);
+}
+
+TEST(ResolveUserIdentity, MatchesTheSystemForRoot) {
+  auto root = ResolveUserIdentity(0, 0);
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->user, "root");
+  EXPECT_EQ(root->home, "/root");
+  ASSERT_FALSE(root->groups.empty());
+  EXPECT_EQ(root->groups.front(), 0u);
+  EXPECT_FALSE(ResolveUserIdentity(4000000000u, 1));
 }
 
 }  // namespace
