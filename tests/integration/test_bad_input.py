@@ -2,8 +2,11 @@
 
 import os
 import socket
+import struct
 import subprocess
+import time
 
+import wire
 from conftest import SBIN, pid_alive
 
 OK_SCRIPT = "#!/bin/bash\ntrue\n"
@@ -121,3 +124,48 @@ def test_garbage_on_controller_port(cluster):
         assert job2 > job
     finally:
         idle.close()
+
+
+def test_client_that_stops_reading_a_streamed_listing_blocks_nobody(cluster):
+    """A client asks for a streamed listing of megabytes (whole records, scripts and
+    environments) and does not read it: the controller writes what the socket takes and queues
+    the rest, and goes on serving everyone else. Read later, every part arrives, in order."""
+    c = cluster(nodes=1, conf=["MaxArraySize=5001"], accounting=False)
+    array = c.sbatch(["--hold", "--array=1-5000", "-J", "many"], OK_SCRIPT)
+    # Request{job_query = 2: JobQueryRequest{stream = 11}}: whole records, in parts.
+    body = wire.field_bytes(2, wire.field_varint(11, 1))
+    rc, error, cred = wire.ask_agent(str(c.dir / "run" / "auth.sock"), body)
+    assert rc == 0 and cred, error
+    frame = (wire.field_varint(1, 7) + wire.field_bytes(3, wire.encode_credential(cred)) +
+             wire.field_bytes(4, body))
+    slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window, set before connect
+    slow.settimeout(30)
+    slow.connect(("127.0.0.1", c.controller_port()))
+    try:
+        slow.sendall(struct.pack("<I", len(frame)) + frame)
+        time.sleep(1)  # the controller has answered as far as the socket lets it
+        t0 = time.time()
+        job = c.sbatch(["--hold", "-J", "after"], OK_SCRIPT)
+        assert c.run(["squeue", "-h", "-j", str(job), "-o", "%j"]).stdout.split() == ["after"]
+        c.run(["scontrol", "ping"])
+        assert time.time() - t0 < 10, "the controller was held up by a client that does not read"
+
+        parts, jobs, more = 0, 0, True
+        while more:
+            (n,) = struct.unpack("<I", wire.recv_exact(slow, 4))
+            response_frame = wire.parse(wire.recv_exact(slow, n))
+            assert wire.first(response_frame, 1) == 7 and wire.first(response_frame, 2) == 1
+            response = wire.parse(wire.first(response_frame, 4, b""))
+            assert wire.first(response, 1, 0) == 0, response
+            listing = wire.parse(wire.first(response, 11, b""))
+            jobs += len(listing.get(1, []))
+            more = wire.first(listing, 3, 0) == 1
+            parts += 1
+        assert jobs == 5000, jobs
+        assert parts > 10, parts
+    finally:
+        slow.close()
+    assert c.pid("shoalctld") and pid_alive(c.pid("shoalctld"))
+    assert len(c.run(["squeue", "-h", "-r", "-o", "%i"]).stdout.split()) == 5001
+    assert array < job
