@@ -45,25 +45,6 @@ Status Unreachable(const Status& why) {
                "Unable to contact slurm controller (" + why.message() + ")");
 }
 
-// One request, the answer unparsed (a serialized pb::Response).
-Result<std::string> CallControllerBytes(const ClientContext& ctx, const pb::Request& request) {
-  std::string body = request.SerializeAsString();
-  auto cred = SignForCaller(ctx, body);
-  if (!cred) return cred.status();
-  int timeout_ms = CallTimeoutMs(ctx);
-  // Each SlurmctldHost in order: one that is down or answers as a standby sends us on.
-  Result<std::string> response = Error(ErrorCode::kUnavailable, "connect failure");
-  for (const std::string& addr : ctx.conf.ControllerAddresses()) {
-    auto client = RpcClient::Connect(addr, timeout_ms);
-    if (!client) continue;
-    auto id = client->SendRaw(body, *cred, timeout_ms);
-    response = id ? client->ReceiveBody(*id, timeout_ms) : Result<std::string>(id.status());
-    if (!response || !IsStandbyAnswer(*response)) break;
-  }
-  if (!response) return Unreachable(response.status());
-  return response;
-}
-
 }  // namespace
 
 Status CallControllerParts(const ClientContext& ctx, const pb::Request& request,
@@ -82,9 +63,10 @@ Status CallControllerParts(const ClientContext& ctx, const pb::Request& request,
       result = id.status();
       break;
     }
-    // A standby's "try another" comes as the only part and sends us on to the next controller
-    // (the last one's is the caller's to report). An error of the caller's own (a malformed
-    // part) ends the call as it is; a broken connection means the controller is unreachable.
+    // Each SlurmctldHost in order: one that is down sends us on, and so does a standby's "try
+    // another", which comes as the only part (the last controller's is the caller's to report).
+    // An error of the caller's own (a malformed part) ends the call as it is; a broken
+    // connection means the controller is unreachable.
     bool first = true, standby = false;
     std::optional<Status> caller_failed;
     result = client->ReceiveParts(*id, timeout_ms, [&](std::string& bytes) -> Result<bool> {
@@ -104,9 +86,21 @@ Status CallControllerParts(const ClientContext& ctx, const pb::Request& request,
   return Unreachable(result);
 }
 
-Result<std::string> CallControllerAnswer(const ClientContext& ctx, const pb::Request& request) {
-  return CallControllerBytes(ctx, request);
+namespace {
+
+// One request, the answer unparsed (a serialized pb::Response): an answer in one frame is the
+// only part of one.
+Result<std::string> CallControllerBytes(const ClientContext& ctx, const pb::Request& request) {
+  std::string answer;
+  Status called = CallControllerParts(ctx, request, [&answer](std::string& part) -> Result<bool> {
+    answer = std::move(part);
+    return false;
+  });
+  if (!called.ok()) return called;
+  return answer;
 }
+
+}  // namespace
 
 Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Request& request) {
   auto bytes = CallControllerBytes(ctx, request);

@@ -32,11 +32,10 @@ Result<pb::Response> CallControllerRaw(const ClientContext& ctx, const pb::Reque
 // CallController parsing into *out, which may live on an arena: a large answer (squeue) is
 // then built and dropped without one malloc/free per string.
 Status CallControllerInto(const ClientContext& ctx, const pb::Request& request, pb::Response* out);
-// The serialized pb::Response itself, rc not checked: for a caller that decodes a large answer
-// piecewise (squeue, one job at a time).
-Result<std::string> CallControllerAnswer(const ClientContext& ctx, const pb::Request& request);
-// A streamed answer (JobQueryRequest.stream): `part` gets each serialized pb::Response part, in a
-// buffer it may reuse, and says whether more follow. An answer in one frame is one part.
+// The serialized pb::Response parts of an answer, rc not checked, for a caller that decodes a
+// large answer piecewise (squeue, one job at a time, with JobQueryRequest.stream): `part` gets
+// each part in a buffer it may reuse, and says whether more follow. An answer in one frame is
+// one part.
 Status CallControllerParts(const ClientContext& ctx, const pb::Request& request,
                            const std::function<Result<bool>(std::string& part)>& part);
 

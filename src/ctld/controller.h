@@ -300,8 +300,8 @@ class Controller {
   std::vector<std::string> JobEnvironment(const pb::JobRecord& job) const;
 
   // --- queries (query.cc)
-  // A serialized pb::Response, encoded straight from the records (no copies of them).
-  // Answers through `respond`: in parts when the client asked for a stream (squeue).
+  // Answers with a serialized pb::Response encoded straight from the records (no copies of
+  // them), in parts when the client asked for a stream (squeue).
   void QueryJobs(const pb::JobQueryRequest& req, const Responder& respond);
   pb::Response QueryNodes(const pb::NodeQueryRequest& req) const;
   pb::Response QueryConfig() const;

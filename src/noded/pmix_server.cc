@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "common/log.h"
+#include "common/strings.h"
 
 #if SHOAL_HAVE_PMIX
 #include <pmix.h>
@@ -111,16 +112,6 @@ namespace {
 std::string PmixError(const std::string& what, pmix_status_t rc) {
   return std::string("pmix: ") + what + " failed: " + PMIx_Error_string(rc) + " (" +
          std::to_string(rc) + ")";
-}
-
-// "0,1,5": PMIX_LOCAL_PEERS is a plain comma-separated list.
-std::string JoinRanks(const std::vector<uint32_t>& ranks) {
-  std::string s;
-  for (uint32_t r : ranks) {
-    if (!s.empty()) s += ',';
-    s += std::to_string(r);
-  }
-  return s;
 }
 
 // Waits for a pmix_op_cbfunc_t, which libpmix calls from its progress thread.
@@ -467,7 +458,8 @@ Result<std::unique_ptr<PmixServer>> PmixServer::Start(const PmixStepInfo& info, 
   // This node (the "local" realm of the job).
   job.AddU32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(local.size()));
   job.AddU32(PMIX_NODE_SIZE, static_cast<uint32_t>(local.size()));
-  job.AddString(PMIX_LOCAL_PEERS, JoinRanks(local));
+  // PMIX_LOCAL_PEERS is a plain comma-separated list ("0,1,5").
+  job.AddString(PMIX_LOCAL_PEERS, JoinNumbers(local));
   if (!local.empty()) {
     job.AddRank(PMIX_LOCALLDR, *std::min_element(local.begin(), local.end()));
   }
@@ -487,7 +479,7 @@ Result<std::unique_ptr<PmixServer>> PmixServer::Start(const PmixStepInfo& info, 
     nd.AddString(PMIX_HOSTNAME, info.nodes[n]);
     nd.AddU32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(ranks.size()));
     nd.AddU32(PMIX_NODE_SIZE, static_cast<uint32_t>(ranks.size()));
-    nd.AddString(PMIX_LOCAL_PEERS, JoinRanks(ranks));
+    nd.AddString(PMIX_LOCAL_PEERS, JoinNumbers(ranks));
     if (!ranks.empty()) nd.AddRank(PMIX_LOCALLDR, *std::min_element(ranks.begin(), ranks.end()));
     job.AddArray(PMIX_NODE_INFO_ARRAY, std::move(nd));
   }

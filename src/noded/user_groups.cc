@@ -5,6 +5,8 @@
 
 #include <charconv>
 
+#include "common/strings.h"
+
 namespace shoal::noded {
 
 std::optional<UserIdentity> ResolveUserIdentity(uid_t uid, gid_t gid) {
@@ -43,14 +45,7 @@ std::optional<UserIdentity> UserIdentityCache::Get(uid_t uid, gid_t gid, int64_t
   return fresh;
 }
 
-std::string FormatGroupList(const std::vector<gid_t>& groups) {
-  std::string out;
-  for (gid_t g : groups) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(g);
-  }
-  return out;
-}
+std::string FormatGroupList(const std::vector<gid_t>& groups) { return JoinNumbers(groups); }
 
 Result<std::vector<gid_t>> ParseGroupList(std::string_view text) {
   std::vector<gid_t> groups;

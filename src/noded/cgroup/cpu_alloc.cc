@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "common/strings.h"
+
 namespace shoal::noded {
 
 std::vector<int> PickCpuIds(uint32_t node_cpus, uint32_t count,
@@ -32,14 +34,7 @@ std::vector<int> HostCpus(const std::vector<int>& ids, int online_cpus) {
   return {out.begin(), out.end()};
 }
 
-std::string FormatCpuIds(const std::vector<int>& ids) {
-  std::string out;
-  for (int id : ids) {
-    if (!out.empty()) out += ",";
-    out += std::to_string(id);
-  }
-  return out;
-}
+std::string FormatCpuIds(const std::vector<int>& ids) { return JoinNumbers(ids); }
 
 std::vector<int> ParseCpuIds(std::string_view text) {
   std::vector<int> ids;
