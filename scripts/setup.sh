@@ -33,6 +33,9 @@ PACKAGES=(
   # what the integration tests use: ps/pgrep, useradd, runuser/setpriv; real MPI (Open MPI with
   # mpi4py, MPICH) for the srun/mpirun tests
   procps passwd adduser util-linux openmpi-bin libopenmpi-dev python3-mpi4py mpich libmpich-dev
+  # a name-service module (users outside /etc/passwd, as with SSSD) for the statically linked
+  # commands' test
+  libnss-db
   # srun --container tests: a rootless OCI runtime (crun 1.8 refuses hybrid cgroups) and a static busybox for the bundle
   runc busybox-static
   # shoalrestd: HTTP server (libmicrohttpd) and JWT (libjwt); the REST and metrics tests validate

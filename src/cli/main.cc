@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "common/name_service.h"
 
 namespace {
 
@@ -33,6 +34,7 @@ Entry Find(std::string_view name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  shoal::UseBuiltinNameSources();  // linked statically: see name_service.h
   std::string_view self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string_view::npos) self = self.substr(slash + 1);
   if (Entry entry = Find(self)) return entry(argc, argv);

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/format_fields.h"
+#include "common/name_service.h"
 #include "common/units.h"
 
 namespace shoal::cli::sacctmgr {
@@ -187,8 +188,7 @@ std::string EventTime(int64_t t) {
 }
 
 std::string UserOf(uint32_t uid) {
-  if (const passwd* pw = ::getpwuid(uid))
-    return std::string(pw->pw_name) + "(" + std::to_string(uid) + ")";
+  if (auto user = UserById(uid)) return user->name + "(" + std::to_string(uid) + ")";
   return std::to_string(uid);
 }
 

@@ -17,6 +17,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/sbatch_options.h"
+#include "common/name_service.h"
 #include "common/states.h"
 #include "common/units.h"
 
@@ -69,10 +70,7 @@ std::string HostName() {
 }
 
 std::string UserName(uid_t uid) {
-  struct passwd pw;
-  struct passwd* result = nullptr;
-  std::vector<char> buf(16384);
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &result) == 0 && result) return pw.pw_name;
+  if (auto user = UserById(uid)) return user->name;
   return std::to_string(uid);
 }
 

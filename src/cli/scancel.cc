@@ -18,6 +18,7 @@
 #include "cli/scancel_options.h"
 #include "common/errors.h"
 #include "common/hostlist.h"
+#include "common/name_service.h"
 #include "common/states.h"
 #include "common/units.h"
 
@@ -36,10 +37,7 @@ void Err(const std::string& text) {
 void PrintError(const std::string& text) { Err("scancel: error: " + text); }
 
 std::optional<uint32_t> ResolveUser(const std::string& user) {
-  long size = sysconf(_SC_GETPW_R_SIZE_MAX);
-  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
-  passwd pw{}, *res = nullptr;
-  if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &res) == 0 && res) return res->pw_uid;
+  if (auto entry = UserByName(user)) return entry->uid;
   if (!user.empty() && user.find_first_not_of("0123456789") == std::string::npos &&
       user.size() <= 10) {
     unsigned long long v = std::strtoull(user.c_str(), nullptr, 10);

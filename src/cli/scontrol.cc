@@ -26,6 +26,7 @@
 #include "cli/step_format.h"
 #include "common/errors.h"
 #include "common/hostlist.h"
+#include "common/name_service.h"
 #include "common/states.h"
 #include "common/units.h"
 #include "sched/reservation.h"
@@ -63,25 +64,14 @@ bool Abbrev(std::string_view word, std::string_view keyword, size_t min_len) {
 std::string LookupUser(uint32_t uid) {
   static std::map<uint32_t, std::string> cache;
   if (auto it = cache.find(uid); it != cache.end()) return it->second;
-  std::string name;
-  long size = sysconf(_SC_GETPW_R_SIZE_MAX);
-  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
-  passwd pw{}, *res = nullptr;
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &res) == 0 && res) name = res->pw_name;
-  cache[uid] = name;
-  return name;
+  auto user = UserById(uid);
+  return cache[uid] = user ? user->name : "";
 }
 
 std::string LookupGroup(uint32_t gid) {
   static std::map<uint32_t, std::string> cache;
   if (auto it = cache.find(gid); it != cache.end()) return it->second;
-  std::string name;
-  long size = sysconf(_SC_GETGR_R_SIZE_MAX);
-  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
-  group gr{}, *res = nullptr;
-  if (getgrgid_r(gid, &gr, buf.data(), buf.size(), &res) == 0 && res) name = res->gr_name;
-  cache[gid] = name;
-  return name;
+  return cache[gid] = GroupNameById(gid).value_or("");
 }
 
 NameLookup SystemNames() { return NameLookup{LookupUser, LookupGroup}; }

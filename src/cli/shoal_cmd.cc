@@ -53,6 +53,7 @@
 #include "common/auth.h"
 #include "common/files.h"
 #include "common/hostlist.h"
+#include "common/name_service.h"
 #include "common/slurm_conf.h"
 
 #ifndef SHOAL_VERSION
@@ -551,7 +552,7 @@ std::string NodeName(int i) { return "n" + std::to_string(i); }
 
 std::string SlurmUserName() {
   if (::getuid() == 0) return "root";
-  if (const passwd* pw = ::getpwuid(::getuid())) return pw->pw_name;
+  if (auto user = UserById(::getuid())) return user->name;
   return std::to_string(::getuid());
 }
 

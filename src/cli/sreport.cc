@@ -9,6 +9,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/sreport_report.h"
+#include "common/name_service.h"
 
 namespace shoal::cli {
 namespace {
@@ -19,10 +20,9 @@ void Write(FILE* f, const std::string& s) {
 
 // The first GECOS field of a login, as Slurm shows it in "Proper Name".
 std::string ProperName(const std::string& login) {
-  struct passwd* pw = getpwnam(login.c_str());
-  if (!pw || !pw->pw_gecos) return "";
-  std::string g = pw->pw_gecos;
-  return g.substr(0, g.find(','));
+  auto user = UserByName(login);
+  if (!user) return "";
+  return user->gecos.substr(0, user->gecos.find(','));
 }
 
 constexpr char kHelp[] =

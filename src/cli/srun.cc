@@ -20,6 +20,7 @@
 #include "cli/job_options_common.h"
 #include "cli/srun_args.h"
 #include "cli/srun_run.h"
+#include "common/name_service.h"
 
 extern char** environ;
 
@@ -52,12 +53,9 @@ RunContext GatherContext() {
   c.gid = ::getgid();
   c.pid = static_cast<uint32_t>(::getpid());
   c.now = ::time(nullptr);
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  if (::getpwuid_r(c.uid, &pw, buf.data(), buf.size(), &found) == 0 && found) {
-    c.user_name = pw.pw_name;
-    c.shell = pw.pw_shell ? pw.pw_shell : "/bin/sh";
+  if (auto user = UserById(c.uid)) {
+    c.user_name = user->name;
+    c.shell = user->shell.empty() ? "/bin/sh" : user->shell;
   } else {
     c.user_name = std::to_string(c.uid);
     c.shell = "/bin/sh";

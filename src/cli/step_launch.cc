@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "common/hostlist.h"
+#include "common/name_service.h"
 #include "common/rpc.h"
 #include "common/states.h"
 #include "common/units.h"
@@ -883,7 +884,11 @@ std::string LocalAddressToward(const std::string& host) {
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* res = nullptr;
   std::string out = "127.0.0.1";
-  if (::getaddrinfo(host.c_str(), "9", &hints, &res) != 0 || !res) return out;
+  if (::getaddrinfo(host.c_str(), "9", &hints, &res) != 0 || !res) {
+    auto addr = HostAddressFallback(host);  // a static command: getent for other sources
+    hints.ai_flags = AI_NUMERICHOST;
+    if (!addr || ::getaddrinfo(addr->c_str(), "9", &hints, &res) != 0 || !res) return out;
+  }
   int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
     sockaddr_in local{};

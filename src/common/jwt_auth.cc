@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/jwt.h"
+#include "common/name_service.h"
 #include "common/strings.h"
 
 namespace shoal {
@@ -47,12 +48,9 @@ JwtSettings ParseJwtSettings(std::string_view alt_types, std::string_view alt_pa
 }
 
 std::optional<UserIdentity> LookupUserByName(const std::string& name) {
-  long size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
-  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
-  passwd pw{}, *res = nullptr;
-  if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &res) != 0 || res == nullptr)
-    return std::nullopt;
-  return UserIdentity{static_cast<uint32_t>(pw.pw_uid), static_cast<uint32_t>(pw.pw_gid)};
+  auto user = UserByName(name);
+  if (!user) return std::nullopt;
+  return UserIdentity{user->uid, user->gid};
 }
 
 Result<const pb::Credential*> AuthenticateCredential(const ClusterKey& key, const JwtVerifier& jwt,

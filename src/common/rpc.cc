@@ -19,6 +19,7 @@
 #include <cstring>
 #include <deque>
 
+#include "common/name_service.h"
 #include "common/prefault.h"
 #include "common/varint.h"
 
@@ -148,7 +149,15 @@ Result<int> ConnectBlocking(const Address& a, int timeout_ms) {
       addrinfo hints{};
       hints.ai_socktype = SOCK_STREAM;
       addrinfo* res = nullptr;
-      if (int e = ::getaddrinfo(host.c_str(), a.port.c_str(), &hints, &res); e != 0 || !res)
+      int e = ::getaddrinfo(host.c_str(), a.port.c_str(), &hints, &res);
+      if (e != 0 || !res) {
+        // A statically linked command asks getent for names beyond files and DNS.
+        if (auto addr = HostAddressFallback(host)) {
+          hints.ai_flags = AI_NUMERICHOST;
+          if (::getaddrinfo(addr->c_str(), a.port.c_str(), &hints, &res) == 0 && res) e = 0;
+        }
+      }
+      if (e != 0 || !res)
         return Error(ErrorCode::kUnavailable, "cannot resolve " + host + ": " + gai_strerror(e));
       std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
       len = res->ai_addrlen;

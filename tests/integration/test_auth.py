@@ -3,11 +3,17 @@ of reach; root (the SlurmUser) may do everything."""
 
 import grp
 import json
+import os
+import pwd
+import re
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import wire
+from conftest import User
 
 HERE = Path(__file__).resolve().parent
 SLEEPER = "#!/bin/bash\nsleep 300\n"
@@ -143,3 +149,50 @@ def test_jobs_and_steps_run_with_the_users_groups(cluster, users, submit_dir):
     assert sorted(int(g) for g in handed.split(",")) == expected
     c.run(["scancel", str(job)])
     assert c.wait_job(job, timeout=30) == "CANCELLED"
+
+
+def test_users_known_only_to_a_name_service_module(cluster):
+    """Sites keep their users in LDAP or AD (SSSD), not /etc/passwd. The commands and
+    shoal-stepd are linked statically (CMakeLists: SHOAL_STATIC_COMMANDS), so glibc loads such a
+    module at run time. libnss-db stands in for SSSD: a user and group that exist only in its
+    database must submit, list their jobs by name, run a batch script and an srun step as
+    themselves."""
+    name, uid, group = "shoalnssdb", 1990, "shoalnssgrp"
+    home = Path(tempfile.mkdtemp(prefix="shoal-nssdb-", dir="/tmp"))
+    os.chown(home, uid, uid)
+    home.chmod(0o755)
+    db_dir = Path("/var/lib/misc")
+    entries = {"passwd": f"{name}:x:{uid}:{uid}::{home}:/bin/bash",
+               "group": f"{group}:x:{uid}:"}
+    nsswitch = Path("/etc/nsswitch.conf")
+    saved = nsswitch.read_text()
+    made = []
+    try:
+        for db, line in entries.items():
+            key = line.split(":")[0]
+            num = line.split(":")[2]
+            # makedb's input, as /var/lib/misc/Makefile writes it: by name, by number, by order.
+            src = f".{key} {line}\n={num} {line}\n00 {line}\n"
+            subprocess.run(["makedb", "-o", str(db_dir / f"{db}.db"), "-"], input=src, text=True,
+                           check=True)
+            made.append(db_dir / f"{db}.db")
+        nsswitch.write_text(re.sub(r"^(passwd|group):(.*)$", r"\1:\2 db", saved, flags=re.M))
+        # Not in /etc/passwd, found through the module (Python's lookups are glibc's too).
+        assert name not in Path("/etc/passwd").read_text()
+        assert pwd.getpwuid(uid).pw_name == name
+
+        c = cluster(nodes=1)
+        user = User(name)
+        job = c.sbatch(["-o", "who.out"], "#!/bin/bash\nid -un; id -gn\nsrun id -un\n",
+                       user=user, cwd=home)
+        listed = c.run(["squeue", "-h", "-u", name, "-o", "%i %u"], user=user).stdout.split()
+        assert listed in ([str(job), name], []), listed  # [] once it has ended
+        assert c.wait_job(job, timeout=30) == "COMPLETED"
+        assert (home / "who.out").read_text().split() == [name, group, name]
+        shown = c.show_job(job)
+        assert shown["UserId"] == f"{name}({uid})" and shown["GroupId"] == f"{group}({uid})"
+    finally:
+        nsswitch.write_text(saved)
+        for path in made:
+            path.unlink()
+        shutil.rmtree(home, ignore_errors=True)

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/name_service.h"
+
 namespace shoal {
 namespace {
 
@@ -103,3 +105,58 @@ TEST(Auth, Sha256KnownAnswers) {
   EXPECT_EQ(hex(shoal::Sha256("")),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
+
+namespace shoal {
+namespace {
+
+TEST(NameService, ParsesGetentLines) {
+  auto u = ParsePasswdLine("alice:x:1001:1002:Alice A,room 4:/home/alice:/bin/zsh\n");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->name, "alice");
+  EXPECT_EQ(u->uid, 1001u);
+  EXPECT_EQ(u->gid, 1002u);
+  EXPECT_EQ(u->gecos, "Alice A,room 4");
+  EXPECT_EQ(u->home, "/home/alice");
+  EXPECT_EQ(u->shell, "/bin/zsh");
+  EXPECT_FALSE(ParsePasswdLine("alice:x:1001:1002:/home/alice:/bin/zsh"));  // 6 fields
+  EXPECT_FALSE(ParsePasswdLine("alice:x:-1:1002::/h:/s"));
+  EXPECT_FALSE(ParsePasswdLine("alice:x:4294967296:1::/h:/s"));
+  EXPECT_FALSE(ParsePasswdLine(":x:1:1::/h:/s"));
+  auto g = ParseGroupLine("staff:x:50:alice,bob\n");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->first, "staff");
+  EXPECT_EQ(g->second, 50u);
+  EXPECT_FALSE(ParseGroupLine("staff:x:fifty:"));
+  EXPECT_EQ(ParseAhostsFirst("10.1.2.3      STREAM ctl\n10.1.2.3 DGRAM\n"), "10.1.2.3");
+  EXPECT_EQ(ParseAhostsFirst("::1 STREAM localhost\n"), "::1");
+  EXPECT_FALSE(ParseAhostsFirst(""));
+}
+
+// The fallback asks the real getent, which goes through nsswitch.conf.
+TEST(NameService, GetentFallbackFindsWhatGlibcFinds) {
+  auto out = RunGetent({"passwd", "0"});
+  ASSERT_TRUE(out);
+  auto root = ParsePasswdLine(*out);
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->uid, 0u);
+  EXPECT_EQ(root->name, UserById(0)->name);
+  EXPECT_FALSE(RunGetent({"passwd", "no-such-user-shoal"}));
+  auto localhost = RunGetent({"ahosts", "localhost"});
+  ASSERT_TRUE(localhost);
+  EXPECT_TRUE(ParseAhostsFirst(*localhost));
+}
+
+TEST(NameService, DynamicProgramsUseGlibcAsIs) {
+  EXPECT_FALSE(LinkedStatically());  // this test is linked dynamically
+  UseBuiltinNameSources();           // a no-op here
+  auto me = UserById(::getuid());
+  ASSERT_TRUE(me);
+  EXPECT_EQ(UserByName(me->name)->uid, ::getuid());
+  EXPECT_FALSE(UserByName("no-such-user-shoal"));
+  EXPECT_FALSE(UserByName(""));
+  EXPECT_TRUE(GroupNameById(::getgid()));
+  EXPECT_FALSE(HostAddressFallback("localhost"));  // only for static programs
+}
+
+}  // namespace
+}  // namespace shoal
