@@ -105,14 +105,16 @@ std::optional<sched::CountedJob> Controller::CountedOf(const pb::JobRecord& job)
 void Controller::RecountAssocUsage() {
   if (!LimitsEnforced() || !assoc_tree_) return;
   std::vector<sched::CountedJob> submitted, running;
-  for (const auto& [id, job] : jobs_) {
+  // Nothing is packed while limits are enforced (MayPack), unless enforcement came with a
+  // reconfiguration: those few are read packed.
+  ForEachJob([&](uint32_t, const pb::JobRecord& job) {
     bool is_running = HoldsNodes(job);
-    if (job.state() != pb::JOB_PENDING && !is_running) continue;
+    if (job.state() != pb::JOB_PENDING && !is_running) return;
     auto cj = CountedOf(job);
-    if (!cj) continue;
+    if (!cj) return;
     if (is_running) running.push_back(*cj);
     submitted.push_back(std::move(*cj));
-  }
+  });
   assoc_counters_ = sched::Recount(*assoc_tree_, submitted, running);
 }
 

@@ -115,8 +115,9 @@ Status Controller::Start() {
 
   LogInfo("shoalctld started: cluster %s, port %u, %zu nodes, %zu partitions, %zu jobs",
           conf_.ClusterName().c_str(), conf_.ControllerPort(), nodes_.size(), partitions_.size(),
-          jobs_.size());
+          JobCount());
   ScheduleTick();
+  SchedulePackHeldJobs();
   ScheduleBackfill();
   StartConfigWatch();
   ScheduleSoon();
@@ -169,7 +170,7 @@ void Controller::LoadState() {
         break;
       case pb::JournalRecord::kPurgeJobId:
         high_water = std::max(high_water, rec.purge_job_id() + 1);
-        jobs_.erase(rec.purge_job_id());
+        jobs_.erase(rec.purge_job_id());  // nothing is packed before the replay ends
         jobs_by_id_stale_ = true;
         payloads_.Drop(rec.purge_job_id());
         break;
@@ -233,6 +234,7 @@ void Controller::LoadState() {
     if (job.state() == pb::JOB_SUSPENDED && job.preempted_by() != 0) preempt_suspended_.insert(id);
     if (HoldsNodes(job)) holders_.insert(id);
     if (IsFinished(job.state())) ended_by_time_.insert({job.end_time(), id});
+    if (Packable(job)) pack_candidates_.push_back(id);  // packed once serving (Start)
     // Resources stay allocated to running and completing jobs until their nodes report back.
     if (HoldsNodes(job)) {
       RebookAfterRestart(job);
@@ -274,6 +276,11 @@ void Controller::MaybeCompact() {
     scratch.clear();
     uint64_t ref = payloads_.StoreRef(id, &scratch);  // every live payload is written above
     AppendJobField(bytes, 2, job, kNoPayload, PayloadIdField(ref));
+  }
+  for (const auto& [id, packed] : packed_) {
+    scratch.clear();
+    uint64_t ref = payloads_.StoreRef(id, &scratch);
+    AppendJobBytes(bytes, 2, packed.record, kNoPayload, PayloadIdField(ref));
   }
   for (const auto& n : nodes_) {
     if (n.deleted) continue;
@@ -371,6 +378,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
         *rec.mutable_job() = *job;
         recs.push_back(std::move(rec));
       }
+      NotePackable(created);
       Persist(std::move(recs), [this, respond, r] {
         respond(r);
         ScheduleSoon();
@@ -422,6 +430,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
         *rec.mutable_job() = *job;
         recs.push_back(std::move(rec));
       }
+      NotePackable(changed);  // held by scontrol hold or requeuehold
       Persist(std::move(recs), [this, respond, r] {
         respond(r);
         ScheduleSoon();
@@ -532,6 +541,7 @@ void Controller::Tick() {
   ReservationTick(now);
   AccountingTick();
   FairShareTick(now);
+  PackHeldJobs();  // those looked up (unpacked) or held since the last tick
   // Begin times and other time-based eligibility.
   ScheduleSoon();
   if (journal_->journal_bytes() > (256u << 20)) MaybeCompact();
@@ -539,7 +549,53 @@ void Controller::Tick() {
 
 pb::JobRecord* Controller::FindJob(uint32_t id) {
   auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+  if (it != jobs_.end()) return &it->second;
+  auto packed = packed_.find(id);
+  if (packed == packed_.end()) return nullptr;
+  pb::JobRecord& job = jobs_[id];
+  if (!Unpack(packed->second, &job)) LogError("job %u: its packed record does not parse", id);
+  packed_.erase(packed);
+  jobs_by_id_stale_ = true;
+  pack_candidates_.push_back(id);  // packed again by the next tick if still held
+  return &job;
+}
+
+bool Controller::MayPack(const pb::JobRecord& job) const {
+  // With limits enforced every scheduling pass counts each queued job against its association
+  // (RecountAssocUsage): held jobs stay parsed rather than be unpacked once a pass.
+  return Packable(job) && !LimitsEnforced();
+}
+
+void Controller::NotePackable(const std::vector<pb::JobRecord*>& jobs) {
+  for (const pb::JobRecord* job : jobs)
+    if (MayPack(*job)) pack_candidates_.push_back(job->job_id());
+  SchedulePackHeldJobs();
+}
+
+void Controller::SchedulePackHeldJobs() {
+  if (pack_posted_ || pack_candidates_.empty()) return;
+  pack_posted_ = true;
+  asio::post(io_, [this] {
+    pack_posted_ = false;
+    PackHeldJobs();
+  });
+}
+
+void Controller::PackHeldJobs() {
+  // A few thousand per turn of the loop: after a restart with 100,000 held jobs, requests are
+  // answered between the batches rather than after all of them.
+  constexpr size_t kBatch = 4096;
+  for (size_t n = 0; n < kBatch && !pack_candidates_.empty(); ++n) {
+    uint32_t id = pack_candidates_.back();
+    pack_candidates_.pop_back();
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || !MayPack(it->second)) continue;
+    packed_.emplace(id, Pack(it->second));
+    jobs_.erase(it);
+    jobs_by_id_stale_ = true;
+  }
+  ReserveJobTable();       // a no-op unless jobs were added since (a hash table keeps its buckets)
+  SchedulePackHeldJobs();  // the rest, if any
 }
 
 int Controller::FindNode(const std::string& name) const {

@@ -28,6 +28,7 @@
 #include "ctld/diag_stats.h"
 #include "ctld/job_payload.h"
 #include "ctld/journal.h"
+#include "ctld/packed_job.h"
 #include "sched/assoc_limits.h"
 #include "sched/assoc_tree.h"
 #include "sched/backfill.h"
@@ -471,7 +472,34 @@ class Controller {
   };
   std::unordered_map<std::string, MetricsCache> metrics_cache_;  // path -> last text (~1 s)
 
+  // The job, parsed: a packed job (packed_job.h) is unpacked into jobs_ first, and packed again
+  // by a later PackHeldJobs if it still qualifies. Pointers stay valid until then: packing
+  // runs only in its own turn of the event loop, never under a handler holding one.
   pb::JobRecord* FindJob(uint32_t id);
+  // Every job, hot or packed (packed ones parsed into a scratch record that `fn` must not keep).
+  template <class Fn>
+  void ForEachJob(Fn&& fn) const {
+    for (const auto& [id, job] : jobs_) fn(id, job);
+    pb::JobRecord scratch;
+    for (const auto& [id, packed] : packed_) {
+      scratch.Clear();
+      if (Unpack(packed, &scratch)) fn(id, static_cast<const pb::JobRecord&>(scratch));
+    }
+  }
+  size_t JobCount() const { return jobs_.size() + packed_.size(); }
+  // Buckets in jobs_ for every job and `more` (see jobs_), grown by doubling (reserve() alone
+  // may shrink the table to fit). Only where no loop walks jobs_.
+  void ReserveJobTable(size_t more = 0) {
+    size_t need = JobCount() + more;
+    if (need > jobs_.bucket_count() * jobs_.max_load_factor()) jobs_.reserve(2 * need);
+  }
+  // Packs the candidates that still qualify, a batch per call; SchedulePackHeldJobs runs it in a
+  // turn of its own (and again while candidates are left).
+  void PackHeldJobs();
+  void SchedulePackHeldJobs();
+  // Queues those of `jobs` that may be packed, and schedules the packing.
+  void NotePackable(const std::vector<pb::JobRecord*>& jobs);
+  bool MayPack(const pb::JobRecord& job) const;
   int FindNode(const std::string& name) const;
   // The node indexes of a hostlist expression, or Slurm's "Invalid node name specified" answer.
   Result<std::vector<int>> ResolveNodeNames(const std::string& hostlist) const;
@@ -498,11 +526,26 @@ class Controller {
   uint32_t slurm_user_uid_ = 0;
   uint32_t next_job_id_ = 1;
   uint32_t max_job_count_ = 10000;
+  // Jobs parsed ("hot"); each job is either here or in packed_. jobs_ always has buckets for
+  // every job, packed ones included (ReserveJobTable), so unpacking one never rehashes it: a
+  // loop over jobs_ that looks up another job (FindJob) keeps valid iterators.
   std::unordered_map<uint32_t, pb::JobRecord> jobs_;
-  // Every job by id, ascending, for listings: rebuilt by QueryJobs only after a job was added or
-  // removed (jobs_ keeps its nodes in place). Walking the hash table's nodes misses the cache on
-  // each (about a third of an unfiltered squeue's controller time with 20,000 jobs).
-  std::vector<std::pair<uint32_t, const pb::JobRecord*>> jobs_by_id_;
+  std::unordered_map<uint32_t, PackedJob> packed_;  // held jobs, serialized (packed_job.h)
+  std::vector<uint32_t> pack_candidates_;  // held since, or unpacked since, the last packing
+  bool pack_posted_ = false;
+  // Every job by id, ascending, for listings: rebuilt by QueryJobs only after a job was added,
+  // removed, packed or unpacked (the tables keep their nodes in place). Walking the hash
+  // tables' nodes misses the cache on each (about a third of an unfiltered squeue's controller
+  // time with 20,000 jobs).
+  struct JobRef {
+    uint32_t id;
+    bool is_packed;
+    union {
+      const pb::JobRecord* job;  // !is_packed
+      const PackedJob* packed;   // is_packed
+    };
+  };
+  std::vector<JobRef> jobs_by_id_;
   bool jobs_by_id_stale_ = true;
   JobPayloads payloads_;          // scripts and environments, kept out of jobs_ (job_payload.h)
   std::set<PendingKey> pending_;  // every pending job (sprio, sdiag, priority recalculation)

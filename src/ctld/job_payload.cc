@@ -134,21 +134,38 @@ std::string PayloadIdField(uint64_t ref) {
   return field;
 }
 
-void AppendJobField(std::string& out, uint32_t field, const pb::JobRecord& job,
-                    const std::string& payload, std::string_view overrides) {
-  size_t record = job.ByteSizeLong();
-  size_t extra = payload.empty() ? 0
-                                 : VarintSize((kJobRecordSpecField << 3) | 2) +
-                                       VarintSize(payload.size()) + payload.size();
-  AppendVarint(out, (uint64_t(field) << 3) | 2);
-  AppendVarint(out, record + extra + overrides.size());
-  job.AppendToString(&out);
-  if (extra != 0) {
+namespace {
+// The payload as a second spec field, and the overrides: what follows the record.
+void AppendJobTail(std::string& out, const std::string& payload, std::string_view overrides) {
+  if (!payload.empty()) {
     AppendVarint(out, (kJobRecordSpecField << 3) | 2);
     AppendVarint(out, payload.size());
     out += payload;
   }
   out += overrides;
+}
+size_t JobTailSize(const std::string& payload, std::string_view overrides) {
+  size_t extra = payload.empty() ? 0
+                                 : VarintSize((kJobRecordSpecField << 3) | 2) +
+                                       VarintSize(payload.size()) + payload.size();
+  return extra + overrides.size();
+}
+}  // namespace
+
+void AppendJobField(std::string& out, uint32_t field, const pb::JobRecord& job,
+                    const std::string& payload, std::string_view overrides) {
+  AppendVarint(out, (uint64_t(field) << 3) | 2);
+  AppendVarint(out, job.ByteSizeLong() + JobTailSize(payload, overrides));
+  job.AppendToString(&out);
+  AppendJobTail(out, payload, overrides);
+}
+
+void AppendJobBytes(std::string& out, uint32_t field, std::string_view record,
+                    const std::string& payload, std::string_view overrides) {
+  AppendVarint(out, (uint64_t(field) << 3) | 2);
+  AppendVarint(out, record.size() + JobTailSize(payload, overrides));
+  out += record;
+  AppendJobTail(out, payload, overrides);
 }
 
 }  // namespace shoal::ctld

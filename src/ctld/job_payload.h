@@ -75,6 +75,9 @@ class JobPayloads {
 void AppendJobField(std::string& out, uint32_t field, const pb::JobRecord& job,
                     const std::string& payload, std::string_view overrides = {});
 
+// The same for a JobRecord already serialized (a packed job's bytes).
+void AppendJobBytes(std::string& out, uint32_t field, std::string_view record,
+                    const std::string& payload, std::string_view overrides = {});
 // No payload to splice in.
 inline const std::string kNoPayload;
 // JobRecord.payload_id = ref as an encoded field for AppendJobField's overrides ("" for 0).

@@ -442,30 +442,48 @@ void JobProjection::Append(std::string& out, uint32_t field, const pb::JobRecord
 
 void JobProjection::AppendFiltered(std::string& out, uint32_t field, const pb::JobRecord& job,
                                    const std::string& payload, const JobShownValues& shown) const {
-  std::string overrides;
-  bool all = whole_;
-  if (shown.start_time && (all || fields_.test(R::kStartTimeFieldNumber)))
-    AppendVarintField(overrides, R::kStartTimeFieldNumber,
-                      static_cast<uint64_t>(*shown.start_time));
-  if (shown.completing && (all || fields_.test(R::kCompletingFieldNumber)))
-    AppendVarintField(overrides, R::kCompletingFieldNumber, 1);
-  bool payload_wanted = all || (SpecWanted() && (SpecFieldWanted(S::kScriptFieldNumber) ||
-                                                 SpecFieldWanted(S::kEnvironmentFieldNumber)));
-  if (all)
-    return AppendJobField(out, field, job, payload_wanted ? payload : std::string(), overrides);
-  std::string whole;
-  AppendJobField(whole, 1, job, payload_wanted ? payload : std::string());
-  // Skip the tag and length AppendJobField put in front.
-  size_t pos = 0;
-  uint64_t skip = 0;
-  ReadVarint(whole, pos, skip);
-  ReadVarint(whole, pos, skip);
+  if (whole_) {
+    std::string overrides = Overrides(shown);
+    return AppendJobField(out, field, job, PayloadWanted() ? payload : kNoPayload, overrides);
+  }
+  AppendSerialized(out, field, job.SerializeAsString(), payload, shown);
+}
+
+void JobProjection::AppendSerialized(std::string& out, uint32_t field, std::string_view record,
+                                     const std::string& payload,
+                                     const JobShownValues& shown) const {
+  std::string overrides = Overrides(shown);
+  const std::string& spliced = PayloadWanted() ? payload : kNoPayload;
+  if (whole_) return AppendJobBytes(out, field, record, spliced, overrides);
+  std::string joined;  // the record with its payload as a second spec field, as stored
+  if (!spliced.empty()) {
+    joined.reserve(record.size() + spliced.size() + 8);
+    joined.assign(record);
+    AppendVarint(joined, (uint64_t(R::kSpecFieldNumber) << 3) | kLen);
+    AppendVarint(joined, spliced.size());
+    joined += spliced;
+    record = joined;
+  }
   record_scratch_.clear();
-  FilterWireFields(std::string_view(whole).substr(pos), fields_, R::kSpecFieldNumber, spec_fields_,
-                   record_scratch_);
+  FilterWireFields(record, fields_, R::kSpecFieldNumber, spec_fields_, record_scratch_);
   TagLen(out, field, record_scratch_.size() + overrides.size());
   out += record_scratch_;
   out += overrides;
+}
+
+std::string JobProjection::Overrides(const JobShownValues& shown) const {
+  std::string overrides;
+  if (shown.start_time && (whole_ || fields_.test(R::kStartTimeFieldNumber)))
+    AppendVarintField(overrides, R::kStartTimeFieldNumber,
+                      static_cast<uint64_t>(*shown.start_time));
+  if (shown.completing && (whole_ || fields_.test(R::kCompletingFieldNumber)))
+    AppendVarintField(overrides, R::kCompletingFieldNumber, 1);
+  return overrides;
+}
+
+bool JobProjection::PayloadWanted() const {
+  return whole_ || (SpecWanted() && (SpecFieldWanted(S::kScriptFieldNumber) ||
+                                     SpecFieldWanted(S::kEnvironmentFieldNumber)));
 }
 
 }  // namespace shoal::ctld

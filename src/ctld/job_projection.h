@@ -45,11 +45,19 @@ class JobProjection {
   // The general path alone (exposed so tests can check the fast one against it).
   void AppendFiltered(std::string& out, uint32_t field, const pb::JobRecord& job,
                       const std::string& payload, const JobShownValues& shown) const;
+  // The same answer as Append on `record` parsed, from the serialized JobRecord itself (a
+  // packed job, packed_job.h): its wire form filtered, nothing decoded.
+  void AppendSerialized(std::string& out, uint32_t field, std::string_view record,
+                        const std::string& payload, const JobShownValues& shown) const;
 
  private:
   void Init();
   void EncodeRecord(std::string& out, const pb::JobRecord& job, const JobShownValues& shown) const;
   void EncodeSpec(std::string& out, const pb::JobSpec& spec) const;
+  // Encoded fields that replace stored values (JobShownValues), appended after the record's.
+  std::string Overrides(const JobShownValues& shown) const;
+  // Whether the script and environment (the job's payload) are part of the answer.
+  bool PayloadWanted() const;
   bool SpecWanted() const { return fields_.test(2) || spec_fields_.any(); }
   bool SpecFieldWanted(uint32_t f) const {
     return spec_fields_.none() || (f < kMaxField && spec_fields_.test(f));

@@ -74,7 +74,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   } else if (spec.script().rfind("#!", 0) != 0)
     return ErrorResponse(ErrorCode::kInvalidArgument,
                          "Batch script does not start with #! (not a batch script)");
-  if (jobs_.size() >= max_job_count_)
+  if (JobCount() >= max_job_count_)
     return ErrorResponse(ErrorCode::kTooManyJobs,
                          "Slurm temporarily unable to accept job, sleeping and retrying");
 
@@ -155,7 +155,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     auto parsed = sched::ParseArraySpec(spec.array(), max ? static_cast<uint32_t>(*max) : 1001);
     if (!parsed) return ErrorResponse(ErrorCode::kInvalidArgument, parsed.error());
     array = std::move(*parsed);
-    if (jobs_.size() + array->indexes.size() > max_job_count_)
+    if (JobCount() + array->indexes.size() > max_job_count_)
       return ErrorResponse(ErrorCode::kTooManyJobs,
                            "Slurm temporarily unable to accept job, sleeping and retrying");
   }
@@ -216,6 +216,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
   uint32_t first_id = next_job_id_;
   size_t count = array ? array->indexes.size() : 1;
   PayloadPtr payload = payloads_.Take(job.mutable_spec());  // shared by every task
+  ReserveJobTable(count);
   for (size_t i = 0; i < count; ++i) {
     uint32_t id = next_job_id_++;
     pb::JobRecord task = job;
@@ -337,6 +338,14 @@ std::string Controller::DependencyReason(const pb::JobRecord& job, int64_t now) 
           (other.state() == pb::JOB_PENDING && other.job_id() < job.job_id()))
         singleton_blocked = true;
     }
+    // Packed jobs are pending: an older one of the same user and name blocks.
+    pb::JobRecord other;
+    for (const auto& [id, packed] : packed_) {
+      if (singleton_blocked) break;
+      if (id >= job.job_id() || packed.uid != job.spec().uid()) continue;
+      other.Clear();
+      singleton_blocked = Unpack(packed, &other) && other.spec().name() == job.spec().name();
+    }
   }
   switch (sched::EvaluateDependency(*dep, now, lookup, singleton_blocked)) {
     case sched::DepState::kSatisfied:
@@ -380,28 +389,39 @@ pb::Response Controller::Cancel(const pb::Credential& cred, const pb::CancelJobR
   } else {
     // Filters: every job matching them that the caller may touch.
     std::set<std::string> filter_nodes(req.filter_nodes().begin(), req.filter_nodes().end());
-    for (auto& [id, job] : jobs_) {
-      if (IsFinished(job.state())) continue;
-      if (req.has_filter_uid() && job.spec().uid() != req.filter_uid()) continue;
-      if (!req.filter_name().empty() && job.spec().name() != req.filter_name()) continue;
+    auto matches = [&](const pb::JobRecord& job) {
+      if (IsFinished(job.state())) return false;
+      if (req.has_filter_uid() && job.spec().uid() != req.filter_uid()) return false;
+      if (!req.filter_name().empty() && job.spec().name() != req.filter_name()) return false;
       if (!req.filter_partition().empty() &&
           !InPartitionList(job.partition(), req.filter_partition()))
-        continue;
-      if (!req.filter_account().empty() && job.spec().account() != req.filter_account()) continue;
-      if (!req.filter_qos().empty() && job.spec().qos() != req.filter_qos()) continue;
+        return false;
+      if (!req.filter_account().empty() && job.spec().account() != req.filter_account())
+        return false;
+      if (!req.filter_qos().empty() && job.spec().qos() != req.filter_qos()) return false;
       if (req.filter_states_size() > 0 &&
           std::find(req.filter_states().begin(), req.filter_states().end(), job.state()) ==
               req.filter_states().end())
-        continue;
+        return false;
       if (!filter_nodes.empty()) {
         bool hit = false;
         for (const auto& n : job.nodes()) hit |= filter_nodes.count(n) > 0;
-        if (!hit) continue;
+        if (!hit) return false;
       }
       // Filtered cancels by a user silently skip other users' jobs, as scancel -u does.
-      if (!IsAdmin(cred.uid()) && !Owns(cred, job)) continue;
-      targets.emplace_back(IdString(job), &job);
+      return IsAdmin(cred.uid()) || Owns(cred, job);
+    };
+    // Packed jobs that match are unpacked first, and then found below like the others.
+    std::vector<uint32_t> unpack;
+    pb::JobRecord scratch;
+    for (const auto& [id, packed] : packed_) {
+      if (req.has_filter_uid() && packed.uid != req.filter_uid()) continue;
+      scratch.Clear();
+      if (Unpack(packed, &scratch) && matches(scratch)) unpack.push_back(id);
     }
+    for (uint32_t id : unpack) FindJob(id);
+    for (auto& [id, job] : jobs_)
+      if (matches(job)) targets.emplace_back(IdString(job), &job);
   }
   int64_t now = Now();
   for (auto& [id, job] : targets) {

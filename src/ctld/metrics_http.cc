@@ -256,7 +256,7 @@ std::string Controller::MetricsText(const std::string& path) {
 
 void Controller::WriteJobMetrics(OpenMetricsWriter& w) {
   JobCounts c;
-  for (const auto& [id, job] : jobs_) c.Add(job);
+  ForEachJob([&](uint32_t, const pb::JobRecord& job) { c.Add(job); });
   c.Write(w, "slurm_", {}, true);
 }
 
@@ -327,15 +327,15 @@ void Controller::WritePartitionMetrics(OpenMetricsWriter& w) {
   std::vector<JobCounts> jobs(partitions_.size());
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < partitions_.size(); ++i) index[partitions_[i].rec.name()] = i;
-  for (const auto& [id, job] : jobs_) {
+  ForEachJob([&](uint32_t, const pb::JobRecord& job) {
     const std::string& list = job.partition();
     if (list.find(',') == std::string::npos) {
       if (auto it = index.find(list); it != index.end()) jobs[it->second].Add(job);
-      continue;
+      return;
     }
     for (size_t i = 0; i < partitions_.size(); ++i)
       if (InPartitionList(list, partitions_[i].rec.name())) jobs[i].Add(job);
-  }
+  });
   std::vector<NodeCounts> nodes(partitions_.size());
   for (size_t i = 0; i < partitions_.size(); ++i)
     for (int idx : partitions_[i].node_index) nodes[i].Add(views[idx]);
@@ -489,6 +489,7 @@ void Controller::WriteSchedulerMetrics(OpenMetricsWriter& w) {
     if (job.state() == pb::JOB_PENDING) ++pending;
     if (job.state() == pb::JOB_RUNNING && !job.completing()) ++running;
   }
+  pending += packed_.size();  // packed jobs are pending
   w.Gauge("slurm_sdiag_jobs_pending", "Jobs pending at timestamp", pending);
   w.Gauge("slurm_sdiag_jobs_running", "Jobs running at timestamp", running);
   w.Gauge("slurm_sdiag_jobs_started", "Jobs started since reset", uint64_t{diag_.jobs_started()});
@@ -515,12 +516,12 @@ void Controller::WriteSchedulerMetrics(OpenMetricsWriter& w) {
 
 void Controller::WriteUserAccountMetrics(OpenMetricsWriter& w) {
   std::map<std::string, JobCounts> users, accounts;
-  for (const auto& [id, job] : jobs_) {
+  ForEachJob([&](uint32_t, const pb::JobRecord& job) {
     std::string user = job.spec().user_name();
     if (user.empty()) user = std::to_string(job.spec().uid());
     users[user].Add(job);
     if (!job.spec().account().empty()) accounts[job.spec().account()].Add(job);
-  }
+  });
   struct Series {
     const char* suffix;
     const char* help;
@@ -594,6 +595,8 @@ void Controller::WriteShoalMetrics(OpenMetricsWriter& w) {
            "State-store group commits (journal write + fdatasync)");
   w.Histogram("shoal_journal_commit_seconds", {}, kCommitLatencyBounds.data(),
               kCommitLatencyBounds.size(), c.buckets.data(), static_cast<double>(c.sum_usec) / 1e6);
+  w.Gauge("shoal_jobs_packed", "Held jobs the controller keeps serialized in memory",
+          uint64_t{packed_.size()});
   w.Family("shoal_jobs_submitted", "counter", "Jobs submitted since the controller started");
   w.Sample("shoal_jobs_submitted_total", diag_.lifetime_submitted());
   w.Family("shoal_jobs_started", "counter", "Jobs started since the controller started");

@@ -115,7 +115,8 @@ void Controller::RecomputePriorities(int64_t now) {
   if (priority_.type == sched::PriorityType::kBasic) return;
   std::vector<uint32_t> ids;
   ids.reserve(pending_.size());
-  for (const auto& [prio, id] : pending_) ids.push_back(id);
+  for (const auto& [prio, id] : pending_)
+    if (!packed_.count(id)) ids.push_back(id);  // packed ones are held: their priority stays 0
   for (uint32_t id : ids) {
     pb::JobRecord* job = FindJob(id);
     if (!job) continue;
@@ -149,6 +150,7 @@ pb::Response Controller::QueryPriorities(const pb::PriorityQueryRequest& req) {
   std::set<uint32_t> ids(req.job_ids().begin(), req.job_ids().end());
   std::set<uint32_t> uids(req.uids().begin(), req.uids().end());
   for (const auto& [prio, id] : pending_) {
+    if (packed_.count(id)) continue;  // held: not listed
     const pb::JobRecord* job = FindJob(id);
     if (!job || job->held()) continue;
     if (!ids.empty() && !ids.count(id)) continue;

@@ -34,14 +34,14 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
   constexpr size_t kHead = 1 + 5;
   const bool stream = req.stream() && respond.can_stream();
   const size_t room = stream ? kStreamPartBytes + kStreamPartBytes / 2
-                             : (req.job_ids_size() > 0 ? 0 : jobs_.size() * kAnswerBytesPerJob);
+                             : (req.job_ids_size() > 0 ? 0 : JobCount() * kAnswerBytesPerJob);
   answer.reserve(kHead + 16 + room);
   answer.resize(kHead);
   // Jobs looked at so far, of how many: a streamed answer's first part estimates the whole
   // answer's length from them, for the client to allocate once (a little over: growing past an
   // estimate costs a copy, reserving too much only address space and the pages it prefaults).
   size_t scanned = 0;
-  const size_t candidates = req.job_ids_size() > 0 ? req.job_ids_size() : jobs_.size();
+  const size_t candidates = req.job_ids_size() > 0 ? req.job_ids_size() : JobCount();
   size_t matched = 0;
   auto estimate = [&]() -> uint64_t {
     if (scanned == 0) return matched;
@@ -60,6 +60,17 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
     AppendVarint(head, (11u << 3) | 2);
     AppendVarint(head, answer.size() - kHead);
     answer.replace(0, kHead, head);  // in place: the head is never longer than the room
+  };
+  // After each job added: a streamed answer sends a part once it is long enough.
+  auto added = [&] {
+    ++matched;
+    if (stream && answer.size() >= kStreamPartBytes) {
+      seal(true);
+      respond.Part(std::move(answer));
+      answer.clear();  // a moved-from string: give it room again
+      answer.reserve(kHead + 16 + room);
+      answer.resize(kHead);
+    }
   };
   auto add = [&](const pb::JobRecord& job) {
     if (!uids.empty() && !uids.count(job.spec().uid())) return;
@@ -83,14 +94,29 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
     shown.completing = job.epilog_pending_nodes_size() > 0 && job.state() != pb::JOB_PENDING;
     projection.Append(answer, 1, job,
                       req.omit_script() ? kNoPayload : payloads_.Bytes(job.job_id()), shown);
-    ++matched;
-    if (stream && answer.size() >= kStreamPartBytes) {
-      seal(true);
-      respond.Part(std::move(answer));
-      answer.clear();  // a moved-from string: give it room again
-      answer.reserve(kHead + 16 + room);
-      answer.resize(kHead);
+    added();
+  };
+  // A packed job (pending, held) from its bytes; filters its header cannot answer parse it.
+  pb::JobRecord scratch;
+  auto add_packed = [&](uint32_t id, const PackedJob& packed) {
+    if (!uids.empty() && !uids.count(packed.uid)) return;
+    if (!states.empty() && !states.count(pb::JOB_PENDING)) return;
+    if (!parts.empty() || !names.empty() || !nodes.empty()) {
+      scratch.Clear();
+      if (Unpack(packed, &scratch)) add(scratch);
+      return;
     }
+    JobShownValues shown;
+    if (packed.expected_start > 0) shown.start_time = packed.expected_start;
+    projection.AppendSerialized(answer, 1, packed.record,
+                                req.omit_script() ? kNoPayload : payloads_.Bytes(id), shown);
+    added();
+  };
+  auto add_by_id = [&](uint32_t id) {
+    if (auto it = jobs_.find(id); it != jobs_.end())
+      add(it->second);
+    else if (auto p = packed_.find(id); p != packed_.end())
+      add_packed(id, p->second);
   };
   if (req.job_ids_size() > 0) {
     for (uint32_t id : req.job_ids()) {
@@ -99,12 +125,10 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
       if (tasks != array_tasks_.end()) {
         std::vector<uint32_t> ids = tasks->second;
         std::sort(ids.begin(), ids.end());
-        for (uint32_t t : ids)
-          if (auto it = jobs_.find(t); it != jobs_.end()) add(it->second);
+        for (uint32_t t : ids) add_by_id(t);
         continue;
       }
-      auto it = jobs_.find(id);
-      if (it != jobs_.end()) add(it->second);
+      add_by_id(id);
     }
     if (matched == 0 && uids.empty() && states.empty()) {
       pb::Response resp;
@@ -119,12 +143,21 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
     // the pointers would miss the cache on two records per comparison.
     if (jobs_by_id_stale_) {
       jobs_by_id_.clear();
-      jobs_by_id_.reserve(jobs_.size());
+      jobs_by_id_.reserve(JobCount());
       // Only the ids are read here (a record's state lies on another cache line than its key):
       // finished jobs are skipped below, where the records are fetched ahead.
-      for (const auto& [id, job] : jobs_) jobs_by_id_.emplace_back(id, &job);
+      for (const auto& [id, job] : jobs_) {
+        JobRef ref{id, false, {}};
+        ref.job = &job;
+        jobs_by_id_.push_back(ref);
+      }
+      for (const auto& [id, packed] : packed_) {
+        JobRef ref{id, true, {}};
+        ref.packed = &packed;
+        jobs_by_id_.push_back(ref);
+      }
       std::sort(jobs_by_id_.begin(), jobs_by_id_.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
+                [](const JobRef& a, const JobRef& b) { return a.id < b.id; });
       jobs_by_id_stale_ = false;
     }
     const auto& sorted = jobs_by_id_;
@@ -134,15 +167,29 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
       for (size_t at = 0; at < bytes; at += 64)
         __builtin_prefetch(static_cast<const char*>(object) + at);
     };
+    // A packed job: its header, then its bytes.
     constexpr size_t kAhead = 8;
     for (size_t i = 0; i < sorted.size(); ++i) {
-      if (i + kAhead < sorted.size()) fetch(sorted[i + kAhead].second, sizeof(pb::JobRecord));
-      if (i + kAhead / 2 < sorted.size()) {
-        const pb::JobRecord* next = sorted[i + kAhead / 2].second;
-        if (next->has_spec()) fetch(&next->spec(), sizeof(pb::JobSpec));
+      if (i + kAhead < sorted.size()) {
+        const JobRef& ahead = sorted[i + kAhead];
+        if (ahead.is_packed)
+          fetch(ahead.packed, sizeof(PackedJob));
+        else
+          fetch(ahead.job, sizeof(pb::JobRecord));
       }
-      const pb::JobRecord& job = *sorted[i].second;
+      if (i + kAhead / 2 < sorted.size()) {
+        const JobRef& next = sorted[i + kAhead / 2];
+        if (next.is_packed)
+          fetch(next.packed->record.data(), next.packed->record.size());
+        else if (next.job->has_spec())
+          fetch(&next.job->spec(), sizeof(pb::JobSpec));
+      }
       scanned = i + 1;
+      if (sorted[i].is_packed) {
+        add_packed(sorted[i].id, *sorted[i].packed);
+        continue;
+      }
+      const pb::JobRecord& job = *sorted[i].job;
       if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
       add(job);
     }

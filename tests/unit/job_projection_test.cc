@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ctld/job_payload.h"
+#include "ctld/packed_job.h"
 
 namespace shoal::ctld {
 namespace {
@@ -236,6 +237,71 @@ TEST(JobProjection, ScriptAndEnvironmentOnlyWhenAskedFor) {
   EXPECT_EQ(got.spec().environment_size(), 1);
   EXPECT_EQ(got.spec().name(), "name");
   EXPECT_EQ(got.job_id(), 0u);
+}
+
+// A packed job's bytes give the answer its parsed record gives: whole, projected on the fast
+// fields, projected with a field only the general path has, and with the script asked for.
+TEST(JobProjection, SerializedRecordAnswersAsTheParsedOne) {
+  pb::JobRecord j = Full();
+  const std::string bytes = j.SerializeAsString();
+  std::vector<JobProjection> projections = {
+      JobProjection::From(pb::JobQueryRequest()),
+      JobProjection::Of({R::kJobIdFieldNumber, R::kStateFieldNumber, R::kStartTimeFieldNumber,
+                         R::kSpecFieldNumber},
+                        {S::kNameFieldNumber, S::kUidFieldNumber}),
+      JobProjection::Of({R::kJobIdFieldNumber, R::kStepsFieldNumber, R::kCompletingFieldNumber}),
+      JobProjection::Of({R::kSpecFieldNumber}, {S::kScriptFieldNumber, S::kWorkDirFieldNumber}),
+      JobProjection::Of({R::kSpecFieldNumber})};
+  for (size_t i = 0; i < projections.size(); ++i) {
+    for (JobShownValues shown : {JobShownValues{}, JobShownValues{1700009999, true}}) {
+      std::string parsed, packed;
+      projections[i].Append(parsed, 1, j, Payload(), shown);
+      projections[i].AppendSerialized(packed, 1, bytes, Payload(), shown);
+      EXPECT_EQ(Decode(packed).SerializeAsString(), Decode(parsed).SerializeAsString())
+          << "projection " << i;
+      EXPECT_GT(Decode(packed).ByteSizeLong(), 0u);
+    }
+  }
+  // Whole records: the very bytes AppendJobField writes.
+  std::string a, b;
+  AppendJobField(a, 1, j, Payload(), "\x40\x01");
+  AppendJobBytes(b, 1, bytes, Payload(), "\x40\x01");
+  EXPECT_EQ(a, b);
+}
+
+TEST(PackedJob, OnlyPendingJobsHeldAtPriorityZero) {
+  pb::JobRecord j;
+  j.set_job_id(5);
+  j.set_state(pb::JOB_PENDING);
+  j.set_held(true);
+  EXPECT_TRUE(Packable(j));
+  j.set_priority(7);  // held with a priority still left: the pass may look at it
+  EXPECT_FALSE(Packable(j));
+  j.set_priority(0);
+  j.set_held(false);  // pending at priority 0 but not held
+  EXPECT_FALSE(Packable(j));
+  j.set_held(true);
+  j.set_state(pb::JOB_RUNNING);
+  EXPECT_FALSE(Packable(j));
+  j.set_state(pb::JOB_PENDING);
+  j.add_epilog_pending_nodes("n1");  // requeued held while its epilog runs
+  EXPECT_FALSE(Packable(j));
+}
+
+TEST(PackedJob, RoundTripKeepsEveryFieldAndTheHeader) {
+  pb::JobRecord j = Full();
+  j.set_state(pb::JOB_PENDING);
+  PackedJob p = Pack(j);
+  EXPECT_EQ(p.uid, 1000u);
+  EXPECT_EQ(p.expected_start, 1700000011);
+  EXPECT_EQ(p.record.capacity(), p.record.size());
+  pb::JobRecord back;
+  ASSERT_TRUE(Unpack(p, &back));
+  EXPECT_EQ(back.SerializeAsString(), j.SerializeAsString());
+  // Smaller than the parsed record by far (the point of packing).
+  EXPECT_LT(p.record.size() + sizeof(PackedJob), sizeof(pb::JobRecord) + sizeof(pb::JobSpec));
+  p.record = "\xff\xff";
+  EXPECT_FALSE(Unpack(p, &back));
 }
 
 TEST(JobProjection, UnknownFieldNumbersAreIgnored) {
