@@ -17,13 +17,19 @@ def kill_node_and_jobs(c, node, jobs):
     stepds = [wait_until(lambda: c.stepd_pid(node, j), 10, f"{node}'s stepd.pid of job {j}")
               for j in jobs]
     c.kill_node(node)
-    for sid in stepds:
-        for pid in session_members(sid):
+
+    def kill_session(sid):
+        # Again on every poll: a member may fork between the listing and its kill.
+        members = session_members(sid)
+        for pid in members:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        wait_until(lambda: not session_members(sid), 10, f"the processes of session {sid} to die")
+        return not members
+
+    for sid in stepds:
+        wait_until(lambda: kill_session(sid), 10, f"the processes of session {sid} to die")
 
 
 def test_silent_node_goes_down_and_jobs_fail_or_requeue(cluster):
