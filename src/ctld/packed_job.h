@@ -1,9 +1,10 @@
 // Held jobs kept packed. A job held at priority 0 waits for a release: the scheduling pass stops
 // before it (held jobs sort last), so nothing reads it until someone asks about it or changes
-// it. The controller keeps such a job as its serialized record, about a fifth of the parsed
-// one's memory (a parsed JobRecord and JobSpec are ~1 KB before their strings), and parses it
-// back into the job table the moment anyone looks it up (Controller::FindJob). Listings read
-// packed jobs without parsing them (JobProjection::AppendSerialized). Pure logic, no I/O.
+// it. The controller keeps such a job as its serialized record, about a quarter of the parsed
+// one's memory (measured: 466 against 1,891 bytes per job; a parsed JobRecord and JobSpec are
+// ~1 KB before their strings), and parses it back into the job table the moment anyone looks it
+// up (Controller::FindJob). Listings read packed jobs without parsing them
+// (JobProjection::AppendSerialized). Pure logic, no I/O.
 #pragma once
 
 #include <cstdint>
