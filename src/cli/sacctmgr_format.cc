@@ -1,6 +1,5 @@
 #include "cli/sacctmgr_format.h"
 
-#include <pwd.h>
 #include <time.h>
 
 #include <algorithm>

@@ -1,7 +1,6 @@
 // sbatch: submit a batch script (man sbatch). The option logic is in sbatch_options.cc; this file
 // does the I/O: environment, script file or stdin, the controller calls, --wait polling.
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -1,7 +1,6 @@
 // scancel (man scancel): cancel or signal jobs by id or by filters. Argument parsing lives in
 // scancel_options.cc; this file resolves users and node lists, asks -i questions, calls the
 // controller and reports per-job results the way Slurm words them.
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>

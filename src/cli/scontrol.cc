@@ -2,8 +2,6 @@
 // ping, update NodeName=/JobId=, hold|uhold|release|requeue|requeuehold|suspend|resume|top,
 // version, and an interactive mode reading commands from stdin. Output text comes from
 // scontrol_format.cc; this file does the I/O.
-#include <grp.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +11,6 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -22,11 +19,11 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/identity.h"
 #include "cli/scontrol_format.h"
 #include "cli/step_format.h"
 #include "common/errors.h"
 #include "common/hostlist.h"
-#include "common/name_service.h"
 #include "common/states.h"
 #include "common/units.h"
 #include "sched/reservation.h"
@@ -61,20 +58,7 @@ bool Abbrev(std::string_view word, std::string_view keyword, size_t min_len) {
   return keyword.substr(0, w.size()) == w;
 }
 
-std::string LookupUser(uint32_t uid) {
-  static std::map<uint32_t, std::string> cache;
-  if (auto it = cache.find(uid); it != cache.end()) return it->second;
-  auto user = UserById(uid);
-  return cache[uid] = user ? user->name : "";
-}
-
-std::string LookupGroup(uint32_t gid) {
-  static std::map<uint32_t, std::string> cache;
-  if (auto it = cache.find(gid); it != cache.end()) return it->second;
-  return cache[gid] = GroupNameById(gid).value_or("");
-}
-
-NameLookup SystemNames() { return NameLookup{LookupUser, LookupGroup}; }
+NameLookup SystemNames() { return NameLookup{UserNameOf, GroupNameOf}; }
 
 struct Session {
   ShowOptions show;

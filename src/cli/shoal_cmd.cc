@@ -24,7 +24,6 @@
 //   spool/<node>/                          SlurmdSpoolDir of each node
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>

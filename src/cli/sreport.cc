@@ -1,6 +1,5 @@
 // sreport: parse the command line, ask shoaldbd for the usage records of the window (one
 // AcctUsageQuery), compute and print the report.
-#include <pwd.h>
 
 #include <cstdio>
 #include <ctime>

@@ -1,7 +1,6 @@
 // srun and salloc: gather the outside world (environment, directory, user), parse the options,
 // then run (srun_run.cc) or allocate and run a command (salloc).
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,6 +1,5 @@
 #include "common/jwt_auth.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>

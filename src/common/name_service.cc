@@ -4,13 +4,15 @@
 #include <grp.h>
 #include <nss.h>
 #include <pwd.h>
-#include <spawn.h>
 #include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
+
+#include "common/script_runner.h"  // SpawnDetached
+#include "common/strings.h"
 
 extern char** environ;
 
@@ -26,18 +28,11 @@ std::optional<uint32_t> ParseId(std::string_view text) {
   return v;
 }
 
-// The colon-separated fields of one line (without its newline).
-std::vector<std::string_view> Fields(std::string_view line) {
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= line.size(); ++i) {
-    if (i == line.size() || line[i] == ':') {
-      out.push_back(line.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
+// The colon-separated fields of the first line of `text`.
+std::vector<std::string_view> FirstLineFields(std::string_view text) {
+  text = text.substr(0, text.find('\n'));
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  return SplitFields(text, ':');
 }
 
 UserEntry FromPasswd(const passwd& pw) {
@@ -129,19 +124,14 @@ std::optional<std::string> HostAddressFallback(const std::string& host) {
 std::optional<std::string> RunGetent(const std::vector<std::string>& args) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> owned = {"getent"};
+  std::vector<std::string> owned = {"/usr/bin/getent"};  // libc-bin's, always there on Debian
   owned.insert(owned.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, "/usr/bin/getent", &actions, nullptr, argv.data(), environ);
-  if (rc != 0) rc = ::posix_spawnp(&pid, "getent", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  // getent writes nothing but usage errors to stderr, and then exits non-zero (ignored below).
+  int rc = SpawnDetached(argv.data(), environ, fds[1], &pid);
   ::close(fds[1]);
   if (rc != 0) {
     ::close(fds[0]);
@@ -167,8 +157,7 @@ std::optional<std::string> RunGetent(const std::vector<std::string>& args) {
 }
 
 std::optional<UserEntry> ParsePasswdLine(std::string_view line) {
-  if (size_t nl = line.find('\n'); nl != std::string_view::npos) line = line.substr(0, nl);
-  auto f = Fields(line);
+  auto f = FirstLineFields(line);
   if (f.size() != 7 || f[0].empty()) return std::nullopt;
   auto uid = ParseId(f[2]);
   auto gid = ParseId(f[3]);
@@ -178,8 +167,7 @@ std::optional<UserEntry> ParsePasswdLine(std::string_view line) {
 }
 
 std::optional<std::pair<std::string, uint32_t>> ParseGroupLine(std::string_view line) {
-  if (size_t nl = line.find('\n'); nl != std::string_view::npos) line = line.substr(0, nl);
-  auto f = Fields(line);
+  auto f = FirstLineFields(line);
   if (f.size() != 4 || f[0].empty()) return std::nullopt;
   auto gid = ParseId(f[2]);
   if (!gid) return std::nullopt;
