@@ -247,9 +247,7 @@ void Controller::LoadState() {
     }
   }
   // Nodes get a full SlurmdTimeout from now to re-register before they are declared down.
-  auto steady = std::chrono::duration_cast<std::chrono::seconds>(
-                    std::chrono::steady_clock::now().time_since_epoch())
-                    .count();
+  int64_t steady = SteadySeconds();
   for (auto& n : nodes_) n.last_seen = steady;
   // A large journal is folded into a snapshot now. A small one stays: replaying it costs about
   // what parsing a snapshot of the same jobs does, and rewriting every job before serving took

@@ -56,6 +56,9 @@ inline bool InPartitionList(const std::string& list, const std::string& name) {
   return false;
 }
 
+// Seconds of the monotonic clock: for intervals that must not jump with the wall clock.
+int64_t SteadySeconds();
+
 // Whether a job holds resources on its nodes: running, suspended, or ending.
 inline bool HoldsNodes(const pb::JobRecord& job) {
   return job.state() == pb::JOB_RUNNING || job.state() == pb::JOB_SUSPENDED || job.completing();
@@ -124,11 +127,18 @@ class Controller {
   // kill_wait: seconds from SIGTERM to SIGKILL; 0 = KillWait.
   void TerminateRunning(pb::JobRecord& job, pb::JobState end_state, const std::string& reason,
                         uint32_t kill_wait = 0);
+  // TerminateJob to every node of the job (or to `only_node`): again, for a completing job
+  // whose nodes have not reported its end.
+  void SendTerminate(const pb::JobRecord& job, const std::string& reason, uint32_t kill_wait,
+                     int only_node = -1);
+  // The reason a completing job was terminated for, as TerminateJob carries it.
+  static std::string TerminateReason(const pb::JobRecord& job);
   void FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now);
   void ReleaseResources(const pb::JobRecord& job);
   void Requeue(pb::JobRecord& job, bool hold);
   Result<std::vector<pb::JobRecord*>> ResolveJobIds(const std::string& spec);
   void CheckTimeLimits(int64_t now);
+  void ResendTerminateIfDue(const pb::JobRecord& job, int64_t steady);
   void PurgeOldJobs(int64_t now);
 
   // --- allocations and steps (steps.cc)
@@ -558,6 +568,9 @@ class Controller {
   // (CheckTimeLimits, NodeIdle) and ended jobs by end time (PurgeOldJobs). Stale entries drop
   // lazily.
   std::unordered_set<uint32_t> holders_;
+  // Completing jobs -> steady time their TerminateJob last went out: resent while the batch
+  // host has not reported the end (a request lost on a node must not leave it COMPLETING).
+  std::unordered_map<uint32_t, int64_t> terminate_sent_;
   std::set<std::pair<int64_t, uint32_t>> ended_by_time_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> array_tasks_;  // array job id -> task jobs
   std::vector<Node> nodes_;

@@ -19,6 +19,7 @@ namespace {
 
 // priority/basic: earlier submissions first. Nice lowers it, as in Slurm.
 constexpr int64_t kBasePriority = 4294901760LL;  // 0xFFFF0000
+constexpr int64_t kTerminateResendSlackS = 20;
 
 uint32_t BasicPriority(uint32_t job_id, int32_t nice) {
   int64_t p = kBasePriority - job_id - nice;
@@ -765,22 +766,28 @@ void Controller::TerminateRunning(pb::JobRecord& job, pb::JobState end_state,
   if (reason == "cancelled") job.set_cancel_requested(true);
   if (reason == "timeout") job.set_timeout_requested(true);
   if (kill_wait == 0) kill_wait = conf_.KillWait();
+  SendTerminate(job, reason, kill_wait);
+  terminate_sent_[job.job_id()] = SteadySeconds();
+  // An allocation without a batch script has no node to report its end: its steps are being
+  // torn down (KillWait) and the job is over now.
+  if (job.spec().interactive()) {
+    ReleaseResources(job);
+    FinishJob(job, job.state() == pb::JOB_RUNNING ? pb::JOB_CANCELLED : job.state(), now);
+  }
+}
+
+void Controller::SendTerminate(const pb::JobRecord& job, const std::string& reason,
+                               uint32_t kill_wait, int only_node) {
   // Every node of the job: the batch script runs on one, steps on any.
   for (const auto& name : job.nodes()) {
     int idx = FindNode(name);
-    if (idx < 0) continue;
+    if (idx < 0 || (only_node >= 0 && idx != only_node)) continue;
     pb::Request req;
     auto* t = req.mutable_terminate_job();
     t->set_job_id(job.job_id());
     t->set_kill_wait_s(kill_wait);
     t->set_reason(reason);
     SendToNode(idx, req, nullptr);
-  }
-  // An allocation without a batch script has no node to report its end: its steps are being
-  // torn down (KillWait) and the job is over now.
-  if (job.spec().interactive()) {
-    ReleaseResources(job);
-    FinishJob(job, job.state() == pb::JOB_RUNNING ? pb::JOB_CANCELLED : job.state(), now);
   }
 }
 
@@ -900,13 +907,16 @@ void Controller::CheckTimeLimits(int64_t now) {
   // Only running jobs can reach a limit: the index, not every job (queued ones included).
   std::vector<uint32_t> ids;
   ids.reserve(holders_.size());
+  int64_t steady = SteadySeconds();
   for (auto it = holders_.begin(); it != holders_.end();) {
     const pb::JobRecord* job = FindJob(*it);
     if (!job || !HoldsNodes(*job)) {
+      terminate_sent_.erase(*it);
       it = holders_.erase(it);  // ended or requeued: re-added when it starts again
       continue;
     }
     if (job->state() == pb::JOB_RUNNING && !job->completing()) ids.push_back(*it);
+    if (job->completing()) ResendTerminateIfDue(*job, steady);
     ++it;
   }
   for (uint32_t id : ids) {
@@ -941,6 +951,25 @@ void Controller::CheckTimeLimits(int64_t now) {
     changed.push_back(&job);
   }
   for (auto* job : changed) PersistJob(*job);
+}
+
+void Controller::ResendTerminateIfDue(const pb::JobRecord& job, int64_t steady) {
+  if (job.spec().interactive()) return;
+  // As slurmctld resends its kill request: KillWait plus some slack after the last one (a
+  // controller restart starts the count again).
+  auto [it, fresh] = terminate_sent_.try_emplace(job.job_id(), steady);
+  if (fresh || steady - it->second < int64_t(conf_.KillWait()) + kTerminateResendSlackS) return;
+  it->second = steady;
+  LogInfo(
+      "job %u: resending TerminateJob to %s", job.job_id(),
+      CompressHostlist(std::vector<std::string>(job.nodes().begin(), job.nodes().end())).c_str());
+  SendTerminate(job, TerminateReason(job), conf_.KillWait());
+}
+
+std::string Controller::TerminateReason(const pb::JobRecord& job) {
+  if (job.cancel_requested()) return "cancelled";
+  if (job.timeout_requested()) return "timeout";
+  return "";
 }
 
 void Controller::PurgeOldJobs(int64_t now) {

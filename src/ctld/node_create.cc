@@ -3,7 +3,6 @@
 // one leaves a tombstone slot in nodes_ (node indices are held all over the controller) and is
 // dropped from the journal by a compaction.
 #include <algorithm>
-#include <chrono>
 
 #include "common/hostlist.h"
 #include "common/log.h"
@@ -36,9 +35,7 @@ pb::Response Controller::CreateNode(const pb::Credential& cred, const pb::Create
     rec.set_dynamic(true);
     int idx = AddDynamicNode(std::move(rec));
     // A full SlurmdTimeout to register, as at start-up.
-    nodes_[idx].last_seen = std::chrono::duration_cast<std::chrono::seconds>(
-                                std::chrono::steady_clock::now().time_since_epoch())
-                                .count();
+    nodes_[idx].last_seen = SteadySeconds();
     LogInfo("node %s created by uid %u", nc.name.c_str(), cred.uid());
     PersistNode(nodes_[idx]);
   }

@@ -10,13 +10,14 @@
 #include "ctld/dynamic_nodes.h"
 
 namespace shoal::ctld {
-namespace {
 
 int64_t SteadySeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+namespace {
 
 // "10.0.0.5:41234" -> "10.0.0.5"; "[::1]:5" or "::1:5" -> the address; unix sockets -> "".
 std::string PeerIp(const std::string& peer) {
@@ -184,6 +185,7 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
       failed.push_back(&job);
     }
   }
+  std::vector<const pb::JobRecord*> still_to_end;
   for (uint32_t id : known) {
     pb::JobRecord* job = FindJob(id);
     bool on_node = job && (job->batch_host() == req.name() ||
@@ -191,8 +193,12 @@ void Controller::RegisterNode(const RpcConnectionPtr& conn, const pb::NodeRegist
                                job->nodes().end());
     bool ours = on_node && HoldsNodes(*job);
     if (!ours) out->add_unknown_job_ids(id);
+    // Ended here while the node was away (its TerminateJob found no stream): ask again.
+    if (ours && job->completing() && !job->spec().interactive()) still_to_end.push_back(job);
   }
   respond(resp);
+  for (const pb::JobRecord* job : still_to_end)
+    SendTerminate(*job, TerminateReason(*job), conf_.KillWait(), idx);
   for (auto* job : failed) {
     LogInfo("job %u lost on node %s", job->job_id(), req.name().c_str());
     ReleaseResources(*job);

@@ -26,12 +26,6 @@
 namespace shoal::ctld {
 namespace {
 
-int64_t SteadyNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // What the watcher compares: each file's size and modification time.
 std::string FileStamp(const std::vector<std::string>& paths) {
   std::string stamp;
@@ -121,7 +115,7 @@ Status Controller::Reconfigure(const std::string& origin) {
   conf_ = std::move(next);
   max_job_count_ = conf_.MaxJobCount();
   if (passwd* pw = ::getpwnam(conf_.SlurmUser().c_str())) slurm_user_uid_ = pw->pw_uid;
-  int64_t steady = SteadyNow();
+  int64_t steady = SteadySeconds();
   std::vector<int> rebuilt;
   for (size_t i : plan.added) {
     const NodeConf& nc = conf_.nodes[i];

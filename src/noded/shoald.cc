@@ -503,7 +503,10 @@ class NodeDaemon {
         // srun steps first (all of the job's, or the one named), then the batch script.
         bool any_step =
             ForwardToSteps(id, has_step ? std::optional<uint32_t>(step) : std::nullopt, req);
-        if (!signal && !has_step) ended_jobs_.insert(id);  // its cgroup may go (SweepCgroups)
+        if (!signal && !has_step) {
+          ended_jobs_.insert(id);  // its cgroup may go (SweepCgroups)
+          LeaveTerminateFor(id, req.terminate_job());
+        }
         if (!signal && !has_step && scripts_->PrologRunning(id)) ended_in_prolog_.insert(id);
         if (has_step) {
           respond(Ok());
@@ -1013,6 +1016,16 @@ class NodeDaemon {
     });
   }
 
+  // A TerminateJob for a batch job whose stepd is still starting (its socket not served yet, on a
+  // loaded node for seconds) is left in the job directory: the stepd reads it after it listens
+  // and before it starts the script, so the request is taken either way.
+  void LeaveTerminateFor(uint32_t id, const pb::TerminateJobRequest& term) {
+    std::string dir = JobDir(s_.spool, id);
+    if (!FileExists(dir) || FileExists(dir + "/" + kDoneFile)) return;
+    Status st = WriteFileAtomic(dir + "/" + kTerminateFile, term.SerializeAsString(), 0600, false);
+    if (!st.ok()) Log("job %u: %s", id, st.message().c_str());
+  }
+
   // Delivers a SignalJob/TerminateJob to the job's stepd and answers with its response.
   void ForwardToStepd(uint32_t id, const pb::Request& req, Responder respond, int tries = 0) {
     std::string dir = JobDir(s_.spool, id);
@@ -1042,7 +1055,8 @@ class NodeDaemon {
               });
               return;
             }
-            if (req.has_terminate_job()) return respond(Ok());  // nothing left to terminate
+            // Nothing left to terminate, or a stepd yet to start finds terminate.pb.
+            if (req.has_terminate_job()) return respond(Ok());
             return respond(ErrorResponse(
                 ErrorCode::kUnavailable,
                 "job " + std::to_string(id) + ": shoal-stepd not reachable: " + conn.error()));

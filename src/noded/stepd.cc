@@ -284,7 +284,15 @@ class Stepd {
         server_ = std::move(*server);
       else
         Log("cannot serve %s: %s", kStepdSocket, server.error().c_str());
-      StartJob();
+      // Read only now that the socket is served: a TerminateJob that shoald left before this
+      // point is seen here, one after it reaches us through the socket.
+      if (auto term = ReadWholeFile(job_dir_ + "/" + kTerminateFile)) {
+        pb::TerminateJobRequest req;
+        (void)req.ParseFromString(*term);
+        EndedBeforeStart(req.reason());
+      } else {
+        StartJob();
+      }
     }
     io_.run();
     ::unlink((job_dir_ + "/" + kStepdSocket).c_str());
@@ -534,6 +542,19 @@ class Stepd {
     KillReparentedChildren();
   }
 
+  // Terminated (cancelled, timed out, ...) before the script started: it never does, and the
+  // job ends as if killed by SIGTERM.
+  void EndedBeforeStart(const std::string& reason) {
+    Log("job %u: terminated (%s) before its script started", opts_.job_id,
+        reason.empty() ? "no reason" : reason.c_str());
+    never_started_ = true;
+    term_reason_ = reason;
+    wait_status_ = SIGTERM;
+    job_exited_ = true;
+    pipe_done_ = true;
+    asio::post(io_, [this] { MaybeFinish(); });
+  }
+
   void LaunchFailed(const std::string& why) {
     Log("job %u: launch failed: %s", opts_.job_id, why.c_str());
     launch_failed_ = true;
@@ -546,7 +567,7 @@ class Stepd {
 
   // TaskEpilog after the batch script, as the user, with the job's environment.
   void RunBatchTaskEpilog() {
-    if (launch_failed_) return;
+    if (launch_failed_ || never_started_) return;
     std::string program = LoadTaskScripts(opts_.conf_path).epilog;
     if (program.empty()) return;
     const pb::JobSpec& spec = launch_.job().spec();
@@ -649,6 +670,7 @@ class Stepd {
   bool finished_ = false;
   bool exiting_ = false;
   bool terminating_ = false;
+  bool never_started_ = false;  // terminate.pb was there before the script started
   int wait_status_ = 0;
   rusage usage_{};
   std::string term_reason_;

@@ -21,6 +21,9 @@ inline constexpr const char* kScriptFile = "script";
 inline constexpr const char* kStepdSocket = "stepd.sock";
 inline constexpr const char* kStepdPidFile = "stepd.pid";
 inline constexpr const char* kDoneFile = "done.pb";
+// TerminateJobRequest left by shoald for a stepd that may not serve its socket yet: a stepd that
+// finds it before starting the script never starts it (a terminate is never lost to start-up).
+inline constexpr const char* kTerminateFile = "terminate.pb";
 inline constexpr const char* kStepdLog = "stepd.log";
 inline constexpr const char* kShoaldSocket = "shoald.sock";
 

@@ -41,3 +41,24 @@ def test_all_shoalds_kill9_and_back(cluster):
         c.start_node(node)
     for job in jobs:
         assert c.wait_job(job, timeout=60) == "COMPLETED"
+
+
+def test_job_cancelled_while_its_shoald_is_down_ends_once_it_is_back(cluster):
+    # The TerminateJob of the scancel finds no node to take it; the controller asks again when
+    # the node registers (and every KillWait + 20 s while the job stays COMPLETING).
+    c = cluster(nodes=1)
+    job = c.sbatch(["-w", "n1"], "#!/bin/bash\ntrap 'echo got TERM; exit 3' TERM\n"
+                                 "sleep 300 & wait\n")
+    c.wait_job(job, "RUNNING", timeout=30)
+    stepd = wait_until(lambda: c.stepd_pid("n1", job), 10, "the job's stepd.pid")
+    c.kill_node("n1")
+    c.run(["scancel", str(job)])
+    time.sleep(1)
+    assert pid_alive(stepd), "the batch script's supervisor ended without its node daemon"
+    assert c.job_state(job) == "COMPLETING"
+    c.start_node("n1")
+    # At its registration, not at the periodic resend (KillWait + 20 s later).
+    assert c.wait_job(job, timeout=10) == "CANCELLED"
+    wait_until(lambda: not pid_alive(stepd), 10, "the job's supervisor to end")
+    assert (c.work / f"slurm-{job}.out").read_text() == "got TERM\n"
+    assert c.node_state("n1") == "idle"

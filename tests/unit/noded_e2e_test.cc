@@ -371,6 +371,38 @@ TEST_F(NodedE2E, TerminatesOnRequest) {
   EXPECT_EQ(ctl_->Command(sig).rc(), static_cast<int>(ErrorCode::kInvalidJobId));
 }
 
+// A TerminateJob that arrives while shoal-stepd is still starting (longer than shoald waits for
+// its socket, as on a loaded node) is not lost: the script never starts and the job ends
+// cancelled. Before terminate.pb, the script ran on and the job stayed COMPLETING.
+TEST_F(NodedE2E, TerminateBeforeTheStepdListensIsKept) {
+  std::string slow = dir_ + "/slow-shoal-stepd";
+  {
+    std::ofstream w(slow);
+    w << "#!/bin/sh\nsleep 4\nexec " << BuildDir() << "/sbin/shoal-stepd \"$@\"\n";
+  }
+  ASSERT_EQ(::chmod(slow.c_str(), 0755), 0);
+  StopShoald(SIGTERM);
+  ::setenv("SHOAL_STEPD", slow.c_str(), 1);
+  StartShoald();
+  ::unsetenv("SHOAL_STEPD");
+  ASSERT_TRUE(ctl_->WaitRegistered());
+  std::string ran = work_ + "/ran";
+  ASSERT_EQ(ctl_->Command(LaunchReq(15, "#!/bin/sh\ntouch " + ran + "\nsleep 100\n")).rc(), 0);
+  pb::Request term;
+  term.mutable_terminate_job()->set_job_id(15);
+  term.mutable_terminate_job()->set_kill_wait_s(1);
+  term.mutable_terminate_job()->set_reason("cancelled");
+  EXPECT_EQ(ctl_->Command(term).rc(), 0);
+  pb::JobCompleteRequest done;
+  ASSERT_TRUE(ctl_->WaitComplete(15, &done)) << ReadFile(dir_ + "/shoald.log");
+  EXPECT_TRUE(done.cancelled());
+  EXPECT_FALSE(done.launch_failed()) << done.failure();
+  EXPECT_TRUE(WIFSIGNALED(done.exit_status()));
+  EXPECT_EQ(WTERMSIG(done.exit_status()), SIGTERM);
+  EXPECT_FALSE(noded::FileExists(ran)) << "the script started after its job was terminated";
+  EXPECT_TRUE(JobDirGone(15));
+}
+
 TEST_F(NodedE2E, SurvivesKill9AndReportsAfterRestart) {
   ASSERT_EQ(ctl_->Command(LaunchReq(20, "#!/bin/sh\nsleep 2\necho late\n")).rc(), 0);
   std::this_thread::sleep_for(300ms);
