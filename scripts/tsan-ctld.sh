@@ -6,7 +6,9 @@
 # A data race is a test failure: the integration fixtures fail a test whose daemon log holds a
 # sanitizer report, and the unit tests exit non-zero (halt_on_error=1).
 #
-#   scripts/tsan-ctld.sh [-- PYTEST_ARGS...]
+#   scripts/tsan-ctld.sh [--build-only] [-- PYTEST_ARGS...]
+#
+# --build-only: configure and build $TSAN_BUILD_DIR, run nothing (CI builds it beside stage 1).
 #
 # Environment: BUILD_DIR (default build), TSAN_BUILD_DIR (default build-tsan), SHOAL_TSAN_TESTS
 # (integration test files, relative to tests/integration).
@@ -14,6 +16,8 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pytest_args=()
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi
 if [[ ${1:-} == -- ]]; then shift; pytest_args=("$@"); fi
 BUILD_DIR=${BUILD_DIR:-build}
 TSAN_BUILD_DIR=${TSAN_BUILD_DIR:-build-tsan}
@@ -22,6 +26,7 @@ TSAN_BUILD_DIR=${TSAN_BUILD_DIR:-build-tsan}
 tests=${SHOAL_TSAN_TESTS:-"test_controller_crash.py test_controller_ha.py test_basic_commands.py test_arrays_dependencies.py test_steps.py"}
 
 for b in bin/shoal sbin/shoald sbin/shoal-stepd; do
+  ((build_only)) && break
   [[ -x $BUILD_DIR/$b ]] || { echo "tsan-ctld.sh: $BUILD_DIR/$b is missing: build $BUILD_DIR first" >&2; exit 1; }
 done
 
@@ -33,6 +38,7 @@ cmake -S "$ROOT" -B "$TSAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DSHOAL_TSAN=ON -DSHOAL_BUILD_BENCH=OFF -DSHOAL_WERROR=OFF >/dev/null || exit 1
 ninja -C "$TSAN_BUILD_DIR" shoalctld journal_test rpc_test || exit 1
+((build_only)) && exit 0
 
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 echo "=== TSan: unit tests"
