@@ -17,15 +17,17 @@ def sacct_rows(c, job):
             if len(p) == 3}
 
 
-def wait_rows(c, job, key, want, timeout=30):
+def wait_rows(c, job, want, timeout=30):
+    """Accounting reaches shoaldbd after the controller's state changes (as in Slurm): wait
+    until every row in `want` (JobID -> (State, ExitCode)) has its final value."""
     deadline = time.monotonic() + timeout
     rows = {}
     while time.monotonic() < deadline:
         rows = sacct_rows(c, job)
-        if rows.get(key) == want:
+        if all(rows.get(key) == value for key, value in want.items()):
             return rows
         time.sleep(0.5)
-    raise AssertionError(f"sacct for {key}: {rows}")
+    raise AssertionError(f"sacct rows, want {want}: {rows}")
 
 
 def test_srun_step_oom_states(cluster):
@@ -47,7 +49,7 @@ def test_srun_step_oom_states(cluster):
     assert info["BatchFlag"] == "0", info
     assert info["JobState"] == "OUT_OF_MEMORY", info
     assert info["ExitCode"] == "0:125", info
-    wait_rows(c, job, str(job), ("OUT_OF_MEMORY", "0:125"))
+    wait_rows(c, job, {str(job): ("OUT_OF_MEMORY", "0:125")})
 
     # A step of a batch job: OUT_OF_MEMORY in sacct, the script goes on and sees srun fail.
     script = (f"#!/bin/bash\nsrun --mem=100M python3 -c \"{HOG}\"\necho srun_rc=$?\n"
@@ -58,5 +60,5 @@ def test_srun_step_oom_states(cluster):
     out = (c.work / f"slurm-{b}.out").read_text()
     assert re.search(r"^srun_rc=[1-9]\d*$", out, re.M), out
     assert "srun: error: n1: task 0: Out Of Memory" in out, out
-    rows = wait_rows(c, b, f"{b}.0", ("OUT_OF_MEMORY", "0:125"))
-    assert rows.get(f"{b}.1") == ("COMPLETED", "0:0"), rows
+    wait_rows(c, b, {f"{b}.0": ("OUT_OF_MEMORY", "0:125"), f"{b}.1": ("COMPLETED", "0:0"),
+                     f"{b}.batch": ("COMPLETED", "0:0"), str(b): ("COMPLETED", "0:0")})
