@@ -185,8 +185,9 @@ def test_prolog_flags_contain_shows_extern_step(cluster, tmp_path):
     def sacct_ids():
         r = c.run(["sacct", "-j", str(job), "-n", "-P", "-o", "JobID,State"], check=False)
         return dict(line.split("|", 1) for line in r.stdout.split() if "|" in line)
-    wait_until(lambda: f"{job}.extern" in sacct_ids(), 20, "extern step in sacct")
-    assert f"{job}.batch" in sacct_ids()
+    # Accounting reaches shoaldbd after the controller (as in Slurm): wait for both steps.
+    wait_until(lambda: {f"{job}.extern", f"{job}.batch"} <= sacct_ids().keys(), 20,
+               "extern and batch steps in sacct")
 
 
 def test_prolog_slurmctld_runs_and_failure_requeues(cluster, tmp_path):
