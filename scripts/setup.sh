@@ -33,6 +33,8 @@ PACKAGES=(
   # what the integration tests use: ps/pgrep, useradd, runuser/setpriv; real MPI (Open MPI with
   # mpi4py, MPICH) for the srun/mpirun tests
   procps passwd adduser util-linux openmpi-bin libopenmpi-dev python3-mpi4py mpich libmpich-dev
+  # strace's fault injection widens a race on purpose (a delayed fdatasync of the controller)
+  strace
   # a name-service module (users outside /etc/passwd, as with SSSD) for the statically linked
   # commands' test
   libnss-db

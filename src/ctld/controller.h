@@ -267,7 +267,8 @@ class Controller {
   void Schedule();
   void Backfill();
   // One pass of the planner; with_backfill adds reservations and backfill (bf_interval).
-  void RunPlanner(bool with_backfill);
+  // `depth` bounds the pending jobs examined in priority order (0: all of them).
+  void RunPlanner(bool with_backfill, uint32_t depth);
   sched::JobShape ShapeFor(const pb::JobRecord& job, const Partition& part);
   void Launch(pb::JobRecord& job);
   Status ValidateAgainstPartition(const pb::JobRecord& job, const Partition& part);
@@ -472,7 +473,7 @@ class Controller {
   void WriteSchedulerMetrics(OpenMetricsWriter& w);
   void WriteUserAccountMetrics(OpenMetricsWriter& w);
   void WriteShoalMetrics(OpenMetricsWriter& w);
-  void TimedSchedule(bool backfill);
+  void TimedSchedule(bool backfill, uint32_t depth);
 
   DiagStats diag_;
   bool serving_ = false;  // state loaded and listeners open (/readyz)
@@ -582,6 +583,8 @@ class Controller {
   std::unordered_map<uint32_t, sched::JobShape> shape_cache_;
   sched::PriorityConfig priority_;
   sched::BackfillParams backfill_;
+  sched::MainSchedParams main_sched_;  // default_queue_depth, sched_interval
+  int64_t last_full_pass_ = -1;        // SteadySeconds() of the last pass over every pending job
   std::vector<sched::PendingDecision> backfill_promises_;  // the last backfill pass's plan
   sched::PreemptConfig preempt_;
   int64_t last_priority_calc_ = 0;

@@ -35,10 +35,10 @@ Responder Controller::TimedResponder(const pb::Request& req, uint32_t uid,
           : nullptr);
 }
 
-void Controller::TimedSchedule(bool backfill) {
+void Controller::TimedSchedule(bool backfill, uint32_t depth) {
   auto queue_len = static_cast<uint32_t>(pending_.size());
   auto start = std::chrono::steady_clock::now();
-  RunPlanner(backfill);
+  RunPlanner(backfill, depth);
   uint64_t usec = MicrosSince(start);
   if (backfill && backfill_.enabled)
     diag_.BackfillCycle(usec, queue_len, Now());

@@ -1,6 +1,7 @@
 // Scheduling glue: turns pending jobs into allocations with the pure placement library, and
 // launches batch scripts on their first node once the allocation is durable.
 #include <algorithm>
+#include <csignal>
 
 #include "common/hostlist.h"
 #include "common/log.h"
@@ -107,10 +108,20 @@ void Controller::ScheduleSoon() {
   });
 }
 
-void Controller::Schedule() { TimedSchedule(false); }
-void Controller::Backfill() { TimedSchedule(true); }
+void Controller::Schedule() {
+  // As Slurm's main scheduler: a pass after an event examines default_queue_depth jobs, and
+  // every sched_interval seconds one examines them all (reasons, begin times, deadlines of
+  // jobs deep in the queue). Backfill passes examine them all too.
+  int64_t now = SteadySeconds();
+  bool full = last_full_pass_ < 0 ||
+              (main_sched_.interval_s >= 0 && now - last_full_pass_ >= main_sched_.interval_s);
+  if (full) last_full_pass_ = now;
+  TimedSchedule(false, full ? 0 : main_sched_.queue_depth);
+}
 
-void Controller::RunPlanner(bool with_backfill) {
+void Controller::Backfill() { TimedSchedule(true, 0); }
+
+void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
   int64_t now = Now();
   RefreshAvailability();
   ResumePreemptedJobs();
@@ -135,13 +146,24 @@ void Controller::RunPlanner(bool with_backfill) {
   for (uint32_t id : eligibility_.TakeDue(now))
     if (const pb::JobRecord* job = FindJob(id); job && job->state() == pb::JOB_PENDING)
       runnable_.insert({-static_cast<int64_t>(job->priority()), id});
+  // The walk goes in priority order; the planner orders by partition tier first. With tiers
+  // that differ, a job deep in the walk may come first, so the walk is not cut short.
+  for (const Partition& p : partitions_)
+    if (p.rec.priority_tier() != partitions_.front().rec.priority_tier()) depth = 0;
+  uint32_t examined = 0;  // jobs the walk weighed (throttled array tasks are not counted)
+  bool cut_short = false;
   for (auto it = runnable_.begin(); it != runnable_.end();) {
     // Held jobs have priority 0 and sort last: nothing after this point can start.
     if (it->first == 0) break;
+    if (depth != 0 && examined >= depth) {
+      cut_short = true;
+      break;
+    }
     const PendingKey walk_key = *it;
     pb::JobRecord* job = FindJob(it->second);
     ++it;
     if (!job || job->held()) continue;
+    ++examined;
     // --deadline: a job that can no longer end in time is removed (state DEADLINE).
     if (job->spec().deadline() > 0) {
       uint32_t minutes = job->spec().time_min() != kTimeNoVal && job->spec().time_min() != 0
@@ -197,6 +219,7 @@ void Controller::RunPlanner(bool with_backfill) {
       }
       if (limit > 0 && count->second >= limit) {
         job->set_reason("JobArrayTaskLimit");
+        --examined;  // a throttled array's waiting tasks cost little and do not fill the depth
         continue;
       }
       ++count->second;  // at most `limit` tasks are offered to the planner
@@ -340,6 +363,8 @@ void Controller::RunPlanner(bool with_backfill) {
     job->set_launch_acked(false);
     started.push_back(job);
   }
+  // A pass cut short that started jobs may have left startable ones deeper down.
+  if (cut_short && !started.empty()) ScheduleSoon();
   for (const auto& d : plan.pending) {
     pb::JobRecord* job = FindJob(d.job_id);
     if (!job) continue;
@@ -390,7 +415,18 @@ void Controller::RunPlanner(bool with_backfill) {
   Persist(std::move(recs), [this, ids] {
     for (uint32_t id : ids) {
       pb::JobRecord* job = FindJob(id);
-      if (job && job->state() == pb::JOB_RUNNING && !job->completing()) Launch(*job);
+      if (!job) continue;
+      if (job->state() == pb::JOB_RUNNING && !job->completing()) {
+        Launch(*job);
+      } else if (job->completing() && !job->spec().interactive() && !job->batch_host().empty()) {
+        // Ended (scancel, requeue, a limit) while its allocation was being saved: it was never
+        // launched, so no node will report its end. It ends as a script killed before it ran.
+        pb::JobCompleteRequest done;
+        done.set_job_id(id);
+        done.set_node_name(job->batch_host());
+        done.set_exit_status(SIGTERM);  // a wait status: terminated by SIGTERM
+        JobComplete(done, Responder([](const pb::Response&) {}));
+      }
     }
   });
 }

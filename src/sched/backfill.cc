@@ -510,6 +510,32 @@ Result<BackfillParams> ParseSchedulerParameters(std::string_view text, BackfillP
   return base;
 }
 
+Result<MainSchedParams> ParseMainSchedulerParameters(std::string_view text) {
+  MainSchedParams out;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view entry = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    size_t eq = entry.find('=');
+    std::string_view key = entry.substr(0, eq);
+    std::string_view value = eq == std::string_view::npos ? "" : entry.substr(eq + 1);
+    if (key == "default_queue_depth") {
+      auto v = ParseCount(key, value);
+      if (!v) return v.status();
+      out.queue_depth = *v;
+    } else if (key == "sched_interval") {
+      if (value == "-1") {
+        out.interval_s = -1;
+        continue;
+      }
+      auto v = ParseCount(key, value);
+      if (!v) return v.status();
+      out.interval_s = *v;
+    }
+  }
+  return out;
+}
+
 CyclePlan PlanCycle(const PlanInput& in) { return Planner(in).Run(); }
 
 SingleDecision PlanSingle(const std::vector<NodeView>& nodes, const PendingJob& job,

@@ -56,6 +56,18 @@ struct BackfillParams {
 // unknown entries are ignored (they belong to other parts of the scheduler).
 Result<BackfillParams> ParseSchedulerParameters(std::string_view text, BackfillParams base = {});
 
+// The main scheduler's entries of SchedulerParameters, as in Slurm: an event-triggered pass
+// (a submission, a job ending, the once-a-second tick) examines at most default_queue_depth
+// pending jobs in priority order, and every sched_interval seconds one pass examines them all,
+// so the work an event costs does not grow with the queue.
+struct MainSchedParams {
+  uint32_t queue_depth = 100;  // default_queue_depth; 0: no limit
+  int64_t interval_s = 60;     // sched_interval; -1: no periodic full pass
+};
+
+// Parses default_queue_depth and sched_interval; other entries are ignored.
+Result<MainSchedParams> ParseMainSchedulerParameters(std::string_view text);
+
 enum class PendingReason { kNone, kPriority, kResources };
 std::string_view ReasonName(PendingReason r);  // "None", "Priority", "Resources"
 

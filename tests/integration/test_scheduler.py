@@ -333,3 +333,39 @@ def test_suspend_mode_preemption_suspends_then_resumes(cluster):
     assert c.wait_job(high) == "COMPLETED"
     c.wait_job(low, "RUNNING", timeout=20)
     c.run(["scancel", str(low)])
+
+
+def reasons(c):
+    out = c.run(["squeue", "-h", "-t", "PD", "-o", "%i %r"]).stdout.split("\n")
+    return dict(line.split(" ", 1) for line in out if line)
+
+
+def test_default_queue_depth_bounds_event_passes(cluster):
+    # Event-triggered passes (a submission, the 1-s tick) weigh only the first pending job;
+    # with no periodic full pass, jobs deeper down keep the reason they were submitted with.
+    c = cluster(nodes=6, cpus=1, conf=[
+        "SchedulerParameters=default_queue_depth=1,sched_interval=-1,bf_interval=3600"])
+    blocker = c.sbatch(["-N6", "--wrap", "sleep 300"])
+    c.wait_job(blocker, "RUNNING")
+    queued = [c.sbatch(["-N1", "--wrap", "sleep 300"]) for _ in range(8)]
+    time.sleep(3)  # three ticks
+    r = reasons(c)
+    assert r[str(queued[0])] == "Resources", r
+    assert all(r[str(j)] == "None" for j in queued[1:]), r
+    # Nodes free: a pass cut short that started a job runs again at once, so all six start
+    # well before six ticks (each of which weighs one job) could have started them.
+    c.run(["scancel", str(blocker)])
+    wait_until(lambda: sum(c.job_state(j) == "RUNNING" for j in queued) == 6, 2.5,
+               "six queued jobs to start")
+    assert [c.job_state(j) for j in queued[6:]] == ["PENDING", "PENDING"]
+
+
+def test_sched_interval_pass_weighs_every_pending_job(cluster):
+    c = cluster(nodes=4, cpus=1, conf=[
+        "SchedulerParameters=default_queue_depth=2,sched_interval=2,bf_interval=3600"])
+    blocker = c.sbatch(["-N4", "--wrap", "sleep 300"])
+    c.wait_job(blocker, "RUNNING")
+    queued = [c.sbatch(["-N1", "--wrap", "sleep 300"]) for _ in range(6)]
+    wait_until(lambda: all(reasons(c)[str(j)] == "Priority" for j in queued[1:]), 10,
+               "the full pass to give every deep job its reason")
+    assert reasons(c)[str(queued[0])] == "Resources"

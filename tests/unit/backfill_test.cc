@@ -267,5 +267,24 @@ TEST(Backfill, ParseSchedulerParameters) {
   EXPECT_EQ(ReasonName(PendingReason::kResources), "Resources");
 }
 
+TEST(Backfill, ParseMainSchedulerParameters) {
+  auto d = ParseMainSchedulerParameters("bf_window=2880");
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(d->queue_depth, 100u);  // Slurm's defaults
+  EXPECT_EQ(d->interval_s, 60);
+  auto p = ParseMainSchedulerParameters("bf_continue,default_queue_depth=500,sched_interval=15");
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->queue_depth, 500u);
+  EXPECT_EQ(p->interval_s, 15);
+  auto off = ParseMainSchedulerParameters("sched_interval=-1,default_queue_depth=0");
+  ASSERT_TRUE(off) << off.error();
+  EXPECT_EQ(off->interval_s, -1);
+  EXPECT_EQ(off->queue_depth, 0u);
+  auto bad = ParseMainSchedulerParameters("default_queue_depth=many");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("default_queue_depth=many"), std::string::npos) << bad.error();
+  EXPECT_FALSE(ParseMainSchedulerParameters("sched_interval=-5"));
+}
+
 }  // namespace
 }  // namespace shoal::sched
