@@ -18,7 +18,8 @@
 #   PAR=4 (parallel submitters)  BENCH_TIMEOUT=600 (seconds any one wait may take)
 #   BENCH_SETTLE=6 (seconds to let a controller save state before kill -9)
 #   BENCH_ONLY="fig1 fig2" to run a subset (names: seq par tput array latency srun queue restart
-#   rest); "rest" is not in the default set: it needs a REST daemon, described by the caller:
+#   runnable rest); "runnable" queues N_QUEUE jobs behind one that holds every node (pending for
+#   resources, not held); "rest" is not in the default set: it needs a REST daemon, described by the caller:
 #   BENCH_REST_URL (http://host:port), BENCH_REST_PREFIX (/slurm/v0.0.NN), BENCH_REST_TOKEN and
 #   BENCH_REST_USER (sent as X-SLURM-USER-TOKEN / X-SLURM-USER-NAME), BENCH_REST_SUBMIT_BODY
 #   (the JSON of one held job for that API version). N_REST_QUEUE=10000 queued jobs for GET /jobs,
@@ -40,7 +41,7 @@ REST_SECS=${REST_SECS:-10}
 PAR=${PAR:-4}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-600}
 BENCH_SETTLE=${BENCH_SETTLE:-6}
-BENCH_ONLY=${BENCH_ONLY:-"seq par tput array latency srun queue restart"}
+BENCH_ONLY=${BENCH_ONLY:-"seq par tput array latency srun queue restart runnable"}
 : "${BENCH_OUT:?BENCH_OUT must name the result file}"
 BENCH_LOG=${BENCH_LOG:-/dev/stderr}
 
@@ -314,6 +315,42 @@ if want queue; then
     put scancel_s n/a; put scancel_return_s n/a
   fi
   log "scancel done"
+  cancel_all
+fi
+
+# ---- the same queue of runnable jobs: pending behind a job that holds every node ------------
+# Held jobs wait for a release; these wait for resources, so every scheduling pass may weigh
+# them (what a busy site's queue is). One job holds every node; N_QUEUE trivial jobs queue.
+if want runnable; then
+  nodes=$(sinfo -h -o %D 2>/dev/null | head -1)
+  if blocker=$(sbatch --parsable --exclusive -N "${nodes:-1}" --wrap "sleep 100000" \
+                 -o /dev/null -J blocker 2>>"$WORK/sbatch.err") &&
+     for ((i = 0; i < 600; i++)); do
+       [[ $(squeue -h -j "${blocker%%;*}" -o %T 2>/dev/null) == RUNNING ]] && break; sleep 0.1
+     done && [[ $(squeue -h -j "${blocker%%;*}" -o %T 2>/dev/null) == RUNNING ]]; then
+    rss0=$(ctld_rss_kb)
+    t0=$(now)
+    if submit_many "$PAR" "$N_QUEUE" "${RUN[@]}"; then put run_fill_rate "$(rate "$N_QUEUE" "$(elapsed "$t0" "$(now)")")"
+    else put run_fill_rate n/a; fi
+    cnt=$(pending_jobs)
+    put run_queued_jobs "$cnt"
+    log "queued $cnt runnable jobs behind job $blocker"
+    rss1=$(ctld_rss_kb)
+    if [[ -n $rss0 && -n $rss1 && $cnt -gt 0 ]]; then
+      put run_rss_per_job_bytes "$(awk -v a="$rss0" -v b="$rss1" -v n="$cnt" 'BEGIN { printf "%.0f", (b - a) * 1024 / n }')"
+    else put run_rss_per_job_bytes n/a; fi
+    if v=$(time_median "$N_QUERY" squeue); then put run_squeue_ms "$(ms "$v")"; else put run_squeue_ms n/a; fi
+    if v=$(time_median "$N_QUERY" sbatch "${RUN[@]}"); then put run_sbatch_ms "$(ms "$v")"; else put run_sbatch_ms n/a; fi
+    t0=$(now)
+    for ((i = 0; i < N_SEQ; i++)); do sbatch "${RUN[@]}" >/dev/null 2>>"$WORK/sbatch.err" || break; done
+    if (( i == N_SEQ )); then put run_sbatch_seq_rate "$(rate "$N_SEQ" "$(elapsed "$t0" "$(now)")")"
+    else put run_sbatch_seq_rate n/a; fi
+    log "runnable queue done"
+  else
+    log "runnable: the blocker job did not start: $(tail -c 300 "$WORK/sbatch.err" 2>/dev/null)"
+    put run_fill_rate n/a; put run_queued_jobs n/a; put run_rss_per_job_bytes n/a
+    put run_squeue_ms n/a; put run_sbatch_ms n/a; put run_sbatch_seq_rate n/a
+  fi
   cancel_all
 fi
 
