@@ -379,7 +379,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       NotePackable(created);
       Persist(std::move(recs), [this, respond, r] {
         respond(r);
-        ScheduleSoon();
+        if (!main_sched_.defer) ScheduleSoon();  // with defer, the next tick weighs it
       });
       return;
     }
@@ -431,7 +431,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       NotePackable(changed);  // held by scontrol hold or requeuehold
       Persist(std::move(recs), [this, respond, r] {
         respond(r);
-        ScheduleSoon();
+        if (!main_sched_.defer) ScheduleSoon();  // with defer, the next tick weighs it
       });
       return;
     }

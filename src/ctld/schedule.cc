@@ -151,6 +151,7 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
   for (const Partition& p : partitions_)
     if (p.rec.priority_tier() != partitions_.front().rec.priority_tier()) depth = 0;
   uint32_t examined = 0;  // jobs the walk weighed (throttled array tasks are not counted)
+  std::vector<uint32_t> per_partition(partitions_.size(), 0);
   bool cut_short = false;
   for (auto it = runnable_.begin(); it != runnable_.end();) {
     // Held jobs have priority 0 and sort last: nothing after this point can start.
@@ -261,6 +262,10 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
       job->set_reason(why_not ? why_not : "PartitionDown");
       continue;
     }
+    // partition_job_depth: the main scheduler weighs at most that many jobs of a partition.
+    if (!with_backfill && main_sched_.partition_depth != 0 &&
+        ++per_partition[chosen] > main_sched_.partition_depth)
+      continue;
     sched::SchedOrderKey key;
     key.partition_tier = static_cast<uint16_t>(partitions_[chosen].rec.priority_tier());
     key.priority = job->priority();

@@ -519,10 +519,12 @@ Result<MainSchedParams> ParseMainSchedulerParameters(std::string_view text) {
     size_t eq = entry.find('=');
     std::string_view key = entry.substr(0, eq);
     std::string_view value = eq == std::string_view::npos ? "" : entry.substr(eq + 1);
-    if (key == "default_queue_depth") {
+    if (key == "default_queue_depth" || key == "partition_job_depth") {
       auto v = ParseCount(key, value);
       if (!v) return v.status();
-      out.queue_depth = *v;
+      (key == "default_queue_depth" ? out.queue_depth : out.partition_depth) = *v;
+    } else if (key == "defer") {
+      out.defer = true;
     } else if (key == "sched_interval") {
       if (value == "-1") {
         out.interval_s = -1;

@@ -61,11 +61,14 @@ Result<BackfillParams> ParseSchedulerParameters(std::string_view text, BackfillP
 // pending jobs in priority order, and every sched_interval seconds one pass examines them all,
 // so the work an event costs does not grow with the queue.
 struct MainSchedParams {
-  uint32_t queue_depth = 100;  // default_queue_depth; 0: no limit
-  int64_t interval_s = 60;     // sched_interval; -1: no periodic full pass
+  uint32_t queue_depth = 100;    // default_queue_depth; 0: no limit
+  int64_t interval_s = 60;       // sched_interval; -1: no periodic full pass
+  uint32_t partition_depth = 0;  // partition_job_depth: jobs weighed per partition; 0: no limit
+  bool defer = false;            // defer: a submission does not trigger a pass of its own
 };
 
-// Parses default_queue_depth and sched_interval; other entries are ignored.
+// Parses default_queue_depth, sched_interval, partition_job_depth and defer; other entries are
+// ignored.
 Result<MainSchedParams> ParseMainSchedulerParameters(std::string_view text);
 
 enum class PendingReason { kNone, kPriority, kResources };

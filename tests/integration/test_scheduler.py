@@ -369,3 +369,43 @@ def test_sched_interval_pass_weighs_every_pending_job(cluster):
     wait_until(lambda: all(reasons(c)[str(j)] == "Priority" for j in queued[1:]), 10,
                "the full pass to give every deep job its reason")
     assert reasons(c)[str(queued[0])] == "Resources"
+
+
+def test_partition_job_depth_bounds_each_partition(cluster):
+    # Every pass weighs all jobs (sched_interval=1) but at most one per partition.
+    c = cluster(nodes=2, cpus=1, conf=[
+        "SchedulerParameters=partition_job_depth=1,sched_interval=1,bf_interval=3600",
+        "PartitionName=debug Nodes=n1 Default=YES", "PartitionName=other Nodes=n2"])
+    blockers = [c.sbatch(["-p", p, "--wrap", "sleep 300"]) for p in ("debug", "other")]
+    for b in blockers:
+        c.wait_job(b, "RUNNING")
+    first = [c.sbatch(["-p", p, "--wrap", "sleep 300"]) for p in ("debug", "other")]
+    second = [c.sbatch(["-p", p, "--wrap", "sleep 300"]) for p in ("debug", "other")]
+    time.sleep(3)  # full passes
+    r = reasons(c)
+    assert [r[str(j)] for j in first] == ["Resources", "Resources"], r
+    assert [r[str(j)] for j in second] == ["None", "None"], r
+    # The first of a partition gone, the next one is weighed.
+    c.run(["scancel", str(first[0])])
+    wait_until(lambda: reasons(c)[str(second[0])] == "Resources", 5, "the next job weighed")
+
+
+def test_defer_leaves_submissions_to_the_periodic_pass(cluster):
+    def cycles_for_submissions(c):
+        c.run(["sdiag", "--reset"])
+        t0 = time.monotonic()
+        for _ in range(30):
+            c.sbatch(["--hold", "--wrap", "true"])
+        elapsed = time.monotonic() - t0
+        out = c.run(["sdiag"]).stdout
+        main = out[out.index("Main schedule statistics"):]
+        return int(re.search(r"Total cycles:\s+(\d+)", main).group(1)), elapsed
+
+    plain = cluster(nodes=1)
+    cycles, _ = cycles_for_submissions(plain)
+    assert cycles >= 20, cycles  # a pass after (nearly) every submission
+    deferred = cluster(nodes=1, conf=["SchedulerParameters=defer"])
+    cycles, elapsed = cycles_for_submissions(deferred)
+    assert cycles <= elapsed + 2, (cycles, elapsed)  # the once-a-second tick only
+    # A deferred job still starts, on the next tick.
+    assert deferred.wait_job(deferred.sbatch(["--wrap", "true"]), timeout=30) == "COMPLETED"

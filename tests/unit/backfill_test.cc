@@ -272,10 +272,16 @@ TEST(Backfill, ParseMainSchedulerParameters) {
   ASSERT_TRUE(d) << d.error();
   EXPECT_EQ(d->queue_depth, 100u);  // Slurm's defaults
   EXPECT_EQ(d->interval_s, 60);
-  auto p = ParseMainSchedulerParameters("bf_continue,default_queue_depth=500,sched_interval=15");
+  EXPECT_EQ(d->partition_depth, 0u);
+  EXPECT_FALSE(d->defer);
+  auto p = ParseMainSchedulerParameters(
+      "bf_continue,default_queue_depth=500,sched_interval=15,defer,partition_job_depth=7");
   ASSERT_TRUE(p) << p.error();
   EXPECT_EQ(p->queue_depth, 500u);
   EXPECT_EQ(p->interval_s, 15);
+  EXPECT_EQ(p->partition_depth, 7u);
+  EXPECT_TRUE(p->defer);
+  EXPECT_FALSE(ParseMainSchedulerParameters("partition_job_depth=-1"));
   auto off = ParseMainSchedulerParameters("sched_interval=-1,default_queue_depth=0");
   ASSERT_TRUE(off) << off.error();
   EXPECT_EQ(off->interval_s, -1);
