@@ -94,7 +94,7 @@ cancel_all() {
 # Prints nothing; returns non-zero when any sbatch failed.
 submit_many() {
   local par=$1 total=$2; shift 2
-  local per=$(( (total + par - 1) / par )) p
+  local per=$(( (total + par - 1) / par )) p pids=()
   rm -f "$WORK"/fail.*
   for ((p = 0; p < par; p++)); do
     local mine=$per
@@ -104,8 +104,9 @@ submit_many() {
       for ((i = 0; i < mine; i++)); do sbatch "$@" >/dev/null 2>>"$WORK/sbatch.err" || ((f++)); done
       echo "$f" > "$WORK/fail.$p"
     ) &
+    pids+=($!)
   done
-  wait
+  wait "${pids[@]}"  # its own loops only: a controller restarted from here is a child too
   local fails
   fails=$(cat "$WORK"/fail.* 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
   if (( fails > 0 )); then
@@ -132,6 +133,46 @@ ctld_pid() { cat "${BENCH_CTLD_PIDFILE:-/nonexistent}" 2>/dev/null; }
 ctld_rss_kb() {
   local pid; pid=$(ctld_pid)
   [[ -n $pid ]] && awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null
+}
+
+# Stops the controller with SIGTERM (both save their state) and starts it again, then waits until
+# it answers: the memory figures measure the growth of a fresh heap, not one with the holes the
+# earlier figures' jobs left (a fill that reuses them shows little or no growth).
+fresh_controller() {
+  local pid i
+  pid=$(ctld_pid)
+  [[ -n $pid && -n ${BENCH_CTLD_START:-} ]] || { log "fresh controller: no pid or start hook"; return 1; }
+  kill -TERM "$pid" 2>/dev/null || return 1
+  for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -0 "$pid" 2>/dev/null && { log "fresh controller: pid $pid did not stop"; return 1; }
+  (eval "$BENCH_CTLD_START")  # in a subshell: the daemon is nobody's job to wait for
+  for ((i = 0; i < 600; i++)); do
+    squeue -h >/dev/null 2>&1 && { sleep 2; return 0; }  # answers; let start-up settle
+    sleep 0.05
+  done
+  log "fresh controller: no answer after restart"
+  return 1
+}
+
+# Fills the queue with N_QUEUE jobs (sbatch args "$@") in two halves and measures the memory of
+# the second half: the first half fills whatever holes the heap still has (from start-up or the
+# earlier figures), so the second shows what a queued job costs. Sets FILL_RATE (jobs/s, or
+# n/a), QUEUED (pending jobs after the fill) and PER_JOB (bytes, or n/a).
+fill_queue() {
+  local half=$(( N_QUEUE / 2 )) t0 ok=1 rss_mid cnt_mid rss_end
+  t0=$(now)
+  submit_many "$PAR" "$half" "$@" || ok=0
+  sleep 1  # held jobs are packed in batches after they arrive
+  rss_mid=$(ctld_rss_kb); cnt_mid=$(pending_jobs)
+  submit_many "$PAR" $(( N_QUEUE - half )) "$@" || ok=0
+  if (( ok )); then FILL_RATE=$(rate "$N_QUEUE" "$(elapsed "$t0" "$(now)")"); else FILL_RATE=n/a; fi
+  sleep 1
+  rss_end=$(ctld_rss_kb); QUEUED=$(pending_jobs)
+  if [[ -n $rss_mid && -n $rss_end ]] && (( QUEUED > cnt_mid )); then
+    PER_JOB=$(awk -v a="$rss_mid" -v b="$rss_end" -v n=$(( QUEUED - cnt_mid )) \
+      'BEGIN { printf "%.0f", (b - a) * 1024 / n }')
+  else PER_JOB=n/a; fi
+  log "filled: $cnt_mid jobs at ${rss_mid:-?} KiB, $QUEUED at ${rss_end:-?} KiB"
 }
 
 HOLD=(--hold --wrap true -o /dev/null -J bench)
@@ -281,18 +322,12 @@ restart_figure() {
 
 # ---- queries, memory and scancel with N_QUEUE queued jobs ------------------------------------
 if want queue; then
-  rss0=$(ctld_rss_kb)
-  t0=$(now)
-  if submit_many "$PAR" "$N_QUEUE" "${HOLD[@]}"; then put fill_rate "$(rate "$N_QUEUE" "$(elapsed "$t0" "$(now)")")"
-  else put fill_rate n/a; fi
-  cnt=$(pending_jobs)
-  put queued_jobs "$cnt"
-  log "queued $cnt held jobs"
-  rss1=$(ctld_rss_kb)
-  if [[ -n $rss0 && -n $rss1 && $cnt -gt 0 ]]; then
-    put rss_per_job_bytes "$(awk -v a="$rss0" -v b="$rss1" -v n="$cnt" 'BEGIN { printf "%.0f", (b - a) * 1024 / n }')"
-    put rss_queued_kb "$rss1"
-  else put rss_per_job_bytes n/a; put rss_queued_kb n/a; fi
+  fresh_controller
+  fill_queue "${HOLD[@]}"
+  put fill_rate "$FILL_RATE"
+  put queued_jobs "$QUEUED"
+  put rss_per_job_bytes "$PER_JOB"
+  put rss_queued_kb "$(ctld_rss_kb)"
   if v=$(time_median "$N_QUERY" squeue); then put squeue_ms "$(ms "$v")"; else put squeue_ms n/a; fi
   if v=$(time_median "$N_QUERY" squeue -u "$(id -un)" -t PD); then put squeue_pd_ms "$(ms "$v")"; else put squeue_pd_ms n/a; fi
   if v=$(time_median "$N_QUERY" sinfo); then put sinfo_ms "$(ms "$v")"; else put sinfo_ms n/a; fi
@@ -328,17 +363,12 @@ if want runnable; then
      for ((i = 0; i < 600; i++)); do
        [[ $(squeue -h -j "${blocker%%;*}" -o %T 2>/dev/null) == RUNNING ]] && break; sleep 0.1
      done && [[ $(squeue -h -j "${blocker%%;*}" -o %T 2>/dev/null) == RUNNING ]]; then
-    rss0=$(ctld_rss_kb)
-    t0=$(now)
-    if submit_many "$PAR" "$N_QUEUE" "${RUN[@]}"; then put run_fill_rate "$(rate "$N_QUEUE" "$(elapsed "$t0" "$(now)")")"
-    else put run_fill_rate n/a; fi
-    cnt=$(pending_jobs)
-    put run_queued_jobs "$cnt"
-    log "queued $cnt runnable jobs behind job $blocker"
-    rss1=$(ctld_rss_kb)
-    if [[ -n $rss0 && -n $rss1 && $cnt -gt 0 ]]; then
-      put run_rss_per_job_bytes "$(awk -v a="$rss0" -v b="$rss1" -v n="$cnt" 'BEGIN { printf "%.0f", (b - a) * 1024 / n }')"
-    else put run_rss_per_job_bytes n/a; fi
+    fresh_controller
+    fill_queue "${RUN[@]}"
+    put run_fill_rate "$FILL_RATE"
+    put run_queued_jobs "$QUEUED"
+    put run_rss_per_job_bytes "$PER_JOB"
+    log "queued $QUEUED runnable jobs behind job $blocker"
     if v=$(time_median "$N_QUERY" squeue); then put run_squeue_ms "$(ms "$v")"; else put run_squeue_ms n/a; fi
     if v=$(time_median "$N_QUERY" sbatch "${RUN[@]}"); then put run_sbatch_ms "$(ms "$v")"; else put run_sbatch_ms n/a; fi
     t0=$(now)

@@ -2,7 +2,7 @@
 saved to the state journal, so the controller has not asked any node to run it yet) ends
 CANCELLED at once: no node knows the job, so none would ever report its end.
 
-The moment is made long on purpose: strace delays every fdatasync of the controller by 0.6 s
+The moment is made long on purpose: strace delays every fdatasync of the controller by 1 s
 (fault injection, `-e inject=fdatasync:delay_exit=`), so the job shows RUNNING while its
 allocation is still on its way to the disk."""
 
@@ -12,7 +12,7 @@ import time
 
 from conftest import wait_until
 
-DELAY_US = 600_000
+DELAY_US = 1_000_000
 
 
 def test_job_cancelled_before_its_launch_ends_cancelled(cluster, tmp_path):
@@ -25,6 +25,7 @@ def test_job_cancelled_before_its_launch_ends_cancelled(cluster, tmp_path):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(1)  # attached to every thread of the controller
+        assert tracer.poll() is None, "strace could not attach to the controller"
         job = c.sbatch(["-J", "racer"], f"#!/bin/bash\ntouch {marker}\nsleep 100\n")
         # RUNNING in memory while the allocation's commit is delayed: cancel it now.
         c.wait_job(job, "RUNNING", timeout=10)
