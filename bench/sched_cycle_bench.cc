@@ -107,7 +107,7 @@ BENCHMARK(BM_FullCycle)
 // booked as a promise first, and jobs the plan knew are placed around them.
 void BM_FullCycleWithPrevious(benchmark::State& state) {
   PlanInput in = BusyCluster(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  in.previous = PlanCycle(in).pending;
+  in.previous = std::make_shared<const PreviousPlan>(PlanCycle(in).pending);
   CyclePlan last;
   for (auto _ : state) {
     last = PlanCycle(in);

@@ -585,7 +585,7 @@ class Controller {
   sched::BackfillParams backfill_;
   sched::MainSchedParams main_sched_;  // default_queue_depth, sched_interval
   int64_t last_full_pass_ = -1;        // SteadySeconds() of the last pass over every pending job
-  std::vector<sched::PendingDecision> backfill_promises_;  // the last backfill pass's plan
+  std::shared_ptr<const sched::PreviousPlan> backfill_promises_;  // the last backfill pass's plan
   sched::PreemptConfig preempt_;
   int64_t last_priority_calc_ = 0;
   int64_t priority_calc_period_s_ = 300;  // PriorityCalcPeriod

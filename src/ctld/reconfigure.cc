@@ -163,7 +163,7 @@ Status Controller::Reconfigure(const std::string& origin) {
   // OverSubscribe of their (possibly new) partitions; bookings are kept.
   for (size_t i = 0; i < nodes_.size(); ++i) RebuildNodeView(static_cast<int>(i));
   priority_totals_.reset();
-  backfill_promises_.clear();
+  backfill_promises_.reset();
 
   LoadSchedulingConfig();
   preempt_ = sched::PreemptConfig();

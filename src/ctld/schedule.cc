@@ -341,7 +341,8 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
   sched::CyclePlan plan;
   if (!in.pending.empty()) plan = sched::PlanCycle(in);
   diag_.NotePlan(static_cast<uint32_t>(in.pending.size()), plan);  // sdiag depth, jobs started
-  if (in.params.enabled) backfill_promises_ = plan.pending;
+  if (in.params.enabled)
+    backfill_promises_ = std::make_shared<const sched::PreviousPlan>(plan.pending);
 
   std::vector<pb::JobRecord*> started;
   for (const auto& start : plan.starts) {

@@ -162,18 +162,15 @@ void Planner::BuildProfile() {
 }
 
 void Planner::BookPromises() {
-  if (in_.previous.empty()) return;
-  std::unordered_map<uint32_t, const PendingDecision*> prev;
-  prev.reserve(in_.previous.size());
-  for (const PendingDecision& d : in_.previous) prev[d.job_id] = &d;
+  if (!in_.previous || in_.previous->empty()) return;
   PlanStats unused;
   // In priority order, each against the running jobs and the promises above it: if nothing
   // outside the plan happened they all fit together, as they did when they were made.
   for (size_t k = 0; k < in_.pending.size(); ++k) {
-    auto it = prev.find(in_.pending[k].job_id);
-    if (it == prev.end()) continue;
+    const PendingDecision* found = in_.previous->Find(in_.pending[k].job_id);
+    if (!found) continue;
     known_[k] = true;
-    const PendingDecision& d = *it->second;
+    const PendingDecision& d = *found;
     if (!d.start_time || d.planned_nodes.empty()) continue;
     const PendingJob& job = in_.pending[k];
     const int64_t start = std::max(*d.start_time, in_.now);
@@ -508,6 +505,17 @@ Result<BackfillParams> ParseSchedulerParameters(std::string_view text, BackfillP
   if (base.resolution_s == 0 || base.window_min == 0)
     return InvalidArgument("Invalid SchedulerParameters: bf_window and bf_resolution must be > 0");
   return base;
+}
+
+PreviousPlan::PreviousPlan(std::vector<PendingDecision> decisions)
+    : decisions_(std::move(decisions)) {
+  index_.reserve(decisions_.size());
+  for (size_t i = 0; i < decisions_.size(); ++i) index_[decisions_[i].job_id] = i;  // last wins
+}
+
+const PendingDecision* PreviousPlan::Find(uint32_t job_id) const {
+  auto it = index_.find(job_id);
+  return it == index_.end() ? nullptr : &decisions_[it->second];
 }
 
 Result<MainSchedParams> ParseMainSchedulerParameters(std::string_view text) {

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
@@ -81,6 +83,19 @@ struct PendingDecision {
   std::vector<int> planned_nodes;     // where it is expected to start, with start_time
 };
 
+// A cycle's CyclePlan::pending, indexed by job id. Shared, not copied: the controller's main
+// passes weigh a hundred jobs against the promises of a backfill pass over 20,000.
+class PreviousPlan {
+ public:
+  explicit PreviousPlan(std::vector<PendingDecision> decisions);
+  const PendingDecision* Find(uint32_t job_id) const;  // nullptr: the plan did not know the job
+  bool empty() const { return decisions_.empty(); }
+
+ private:
+  std::vector<PendingDecision> decisions_;
+  std::unordered_map<uint32_t, size_t> index_;
+};
+
 struct PlanInput {
   int64_t now = 0;
   std::vector<NodeView> nodes;  // current allocations (running jobs already booked)
@@ -93,8 +108,8 @@ struct PlanInput {
   // they still take it then: every other job the previous plan knew (listed here, planned or
   // not) is planned around the promise. Only what the plan could not foresee breaks one: a
   // node going down, a job running past its limit, or a job not listed here (one that just
-  // arrived) taking the resources first. Empty: every cycle is planned afresh, as in Slurm.
-  std::vector<PendingDecision> previous;
+  // arrived) taking the resources first. Null: every cycle is planned afresh, as in Slurm.
+  std::shared_ptr<const PreviousPlan> previous;
 };
 
 struct JobStart {

@@ -158,7 +158,8 @@ void Sim::Cycle(int64_t now) {
     const SimJob& j = w_.jobs[k];
     in.pending.push_back({j.id, shapes_[k], j.limit, 0, ShapeKey(j)});
   }
-  if (cfg_.keep_reservations) in.previous = std::move(previous_);
+  if (cfg_.keep_reservations)
+    in.previous = std::make_shared<const sched::PreviousPlan>(std::move(previous_));
   sched::CyclePlan plan = sched::PlanCycle(in);
   ++report_.cycles;
   cycle_total_s_ += plan.stats.seconds;

@@ -201,12 +201,14 @@ TEST(Backfill, PromisesBindKnownJobsButNotNewArrivals) {
   in.now = kNow + 10;
   in.pending = {Job(12, WholeNodes(2, 4), 500), Job(10, WholeNodes(4, 4), 1000)};
   // Job 12 just arrived: it starts now on nodes 2-3 and job 10 loses its promise.
-  in.previous = plan.pending;
+  in.previous = std::make_shared<const PreviousPlan>(plan.pending);
   CyclePlan fresh = PlanCycle(in);
   EXPECT_TRUE(Started(fresh, 12));
   EXPECT_EQ(Find(fresh, 10)->start_time, kNow + 10 + 500);
   // Job 12 was already waiting last cycle: it must not delay job 10's promise.
-  in.previous.push_back({12, PendingReason::kPriority, std::nullopt, {}});
+  std::vector<PendingDecision> known = plan.pending;
+  known.push_back({12, PendingReason::kPriority, std::nullopt, {}});
+  in.previous = std::make_shared<const PreviousPlan>(std::move(known));
   CyclePlan kept = PlanCycle(in);
   EXPECT_FALSE(Started(kept, 12));
   EXPECT_EQ(Find(kept, 10)->start_time, kNow + 100);
@@ -226,7 +228,7 @@ TEST(Backfill, PromiseOnANodeThatWentDownIsDropped) {
   PlanInput in = Busy();
   in.nodes[1].available = false;
   in.pending = {Job(10, WholeNodes(2, 4), 1000)};
-  in.previous = plan.pending;
+  in.previous = std::make_shared<const PreviousPlan>(plan.pending);
   CyclePlan next = PlanCycle(in);
   ASSERT_TRUE(Started(next, 10));
   EXPECT_EQ(next.starts[0].placement.nodes, (std::vector<int>{2, 3}));
