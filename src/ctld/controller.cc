@@ -431,7 +431,7 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
       NotePackable(changed);  // held by scontrol hold or requeuehold
       Persist(std::move(recs), [this, respond, r] {
         respond(r);
-        if (!main_sched_.defer) ScheduleSoon();  // with defer, the next tick weighs it
+        ScheduleSoon();
       });
       return;
     }
