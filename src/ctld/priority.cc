@@ -33,11 +33,12 @@ void Controller::LoadSchedulingConfig() {
     backfill_ = *bf;
   }
   backfill_.enabled = conf_.Get("SchedulerType", "sched/backfill") != "sched/builtin";
-  if (auto main = sched::ParseMainSchedulerParameters(conf_.Get("SchedulerParameters")); !main) {
-    LogError("SchedulerParameters: %s; using the defaults", main.error().c_str());
+  if (auto parsed = sched::ParseMainSchedulerParameters(conf_.Get("SchedulerParameters"));
+      !parsed) {
+    LogError("SchedulerParameters: %s; using the defaults", parsed.error().c_str());
     main_sched_ = sched::MainSchedParams();
   } else {
-    main_sched_ = *main;
+    main_sched_ = *parsed;
   }
   // bf_interval (seconds, Slurm's default 30) is the controller's timer, not the planner's.
   std::string params = conf_.Get("SchedulerParameters");

@@ -455,6 +455,21 @@ CyclePlan Planner::Run() {
   return plan;
 }
 
+// Calls fn(key, value) for each "key=value" (or bare "key") entry of a comma-separated list;
+// stops at, and returns, the first error fn returns.
+template <typename Fn>
+Status ForEachEntry(std::string_view text, Fn fn) {
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view entry = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    size_t eq = entry.find('=');
+    Status s = fn(entry.substr(0, eq), eq == std::string_view::npos ? "" : entry.substr(eq + 1));
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 Result<uint32_t> ParseCount(std::string_view key, std::string_view value) {
   uint32_t v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
@@ -479,29 +494,25 @@ std::string_view ReasonName(PendingReason r) {
 }
 
 Result<BackfillParams> ParseSchedulerParameters(std::string_view text, BackfillParams base) {
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view entry = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    size_t eq = entry.find('=');
-    std::string_view key = entry.substr(0, eq);
-    std::string_view value = eq == std::string_view::npos ? "" : entry.substr(eq + 1);
+  Status s = ForEachEntry(text, [&](std::string_view key, std::string_view value) -> Status {
     if (key == "bf_continue") {
       base.bf_continue = true;
-      continue;
+      return Status::Ok();
     }
     uint32_t* target = key == "bf_max_job_test" ? &base.max_job_test
                        : key == "bf_window"     ? &base.window_min
                        : key == "bf_resolution" ? &base.resolution_s
                                                 : nullptr;
-    if (!target && key != "bf_max_time") continue;  // another part of the scheduler's
+    if (!target && key != "bf_max_time") return Status::Ok();  // another part of the scheduler's
     auto v = ParseCount(key, value);
     if (!v) return v.status();
     if (target)
       *target = *v;
     else
       base.max_time_s = *v;
-  }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
   if (base.resolution_s == 0 || base.window_min == 0)
     return InvalidArgument("Invalid SchedulerParameters: bf_window and bf_resolution must be > 0");
   return base;
@@ -520,29 +531,22 @@ const PendingDecision* PreviousPlan::Find(uint32_t job_id) const {
 
 Result<MainSchedParams> ParseMainSchedulerParameters(std::string_view text) {
   MainSchedParams out;
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view entry = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    size_t eq = entry.find('=');
-    std::string_view key = entry.substr(0, eq);
-    std::string_view value = eq == std::string_view::npos ? "" : entry.substr(eq + 1);
-    if (key == "default_queue_depth" || key == "partition_job_depth") {
-      auto v = ParseCount(key, value);
-      if (!v) return v.status();
-      (key == "default_queue_depth" ? out.queue_depth : out.partition_depth) = *v;
-    } else if (key == "defer") {
+  Status s = ForEachEntry(text, [&](std::string_view key, std::string_view value) -> Status {
+    if (key == "defer") {
       out.defer = true;
-    } else if (key == "sched_interval") {
-      if (value == "-1") {
-        out.interval_s = -1;
-        continue;
-      }
+    } else if (key == "sched_interval" && value == "-1") {
+      out.interval_s = -1;
+    } else if (key == "default_queue_depth" || key == "partition_job_depth" ||
+               key == "sched_interval") {
       auto v = ParseCount(key, value);
       if (!v) return v.status();
-      out.interval_s = *v;
+      if (key == "default_queue_depth") out.queue_depth = *v;
+      if (key == "partition_job_depth") out.partition_depth = *v;
+      if (key == "sched_interval") out.interval_s = *v;
     }
-  }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
   return out;
 }
 

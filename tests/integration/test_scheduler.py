@@ -340,14 +340,19 @@ def reasons(c):
     return dict(line.split(" ", 1) for line in out if line)
 
 
+def queue_behind_blocker(c, nodes, count):
+    """A job holding all `nodes`, RUNNING, and `count` one-node jobs pending behind it."""
+    blocker = c.sbatch([f"-N{nodes}", "--wrap", "sleep 300"])
+    c.wait_job(blocker, "RUNNING")
+    return blocker, [c.sbatch(["-N1", "--wrap", "sleep 300"]) for _ in range(count)]
+
+
 def test_default_queue_depth_bounds_event_passes(cluster):
     # Event-triggered passes (a submission, the 1-s tick) weigh only the first pending job;
     # with no periodic full pass, jobs deeper down keep the reason they were submitted with.
     c = cluster(nodes=6, cpus=1, conf=[
         "SchedulerParameters=default_queue_depth=1,sched_interval=-1,bf_interval=3600"])
-    blocker = c.sbatch(["-N6", "--wrap", "sleep 300"])
-    c.wait_job(blocker, "RUNNING")
-    queued = [c.sbatch(["-N1", "--wrap", "sleep 300"]) for _ in range(8)]
+    blocker, queued = queue_behind_blocker(c, 6, 8)
     time.sleep(3)  # three ticks
     r = reasons(c)
     assert r[str(queued[0])] == "Resources", r
@@ -363,9 +368,7 @@ def test_default_queue_depth_bounds_event_passes(cluster):
 def test_sched_interval_pass_weighs_every_pending_job(cluster):
     c = cluster(nodes=4, cpus=1, conf=[
         "SchedulerParameters=default_queue_depth=2,sched_interval=2,bf_interval=3600"])
-    blocker = c.sbatch(["-N4", "--wrap", "sleep 300"])
-    c.wait_job(blocker, "RUNNING")
-    queued = [c.sbatch(["-N1", "--wrap", "sleep 300"]) for _ in range(6)]
+    _, queued = queue_behind_blocker(c, 4, 6)
     wait_until(lambda: all(reasons(c)[str(j)] == "Priority" for j in queued[1:]), 10,
                "the full pass to give every deep job its reason")
     assert reasons(c)[str(queued[0])] == "Resources"
@@ -409,3 +412,30 @@ def test_defer_leaves_submissions_to_the_periodic_pass(cluster):
     assert cycles <= elapsed + 2, (cycles, elapsed)  # the once-a-second tick only
     # A deferred job still starts, on the next tick.
     assert deferred.wait_job(deferred.sbatch(["--wrap", "true"]), timeout=30) == "COMPLETED"
+
+
+def test_throttled_array_tasks_do_not_fill_the_queue_depth(cluster):
+    # Depth 1, no full pass: the array's waiting tasks (JobArrayTaskLimit) come first in
+    # priority order, yet the job behind them is weighed and starts on the free node.
+    c = cluster(nodes=2, cpus=1, conf=[
+        "SchedulerParameters=default_queue_depth=1,sched_interval=-1,bf_interval=3600"])
+    array = c.sbatch(["--array=0-3%1", "--wrap", "sleep 300"])
+    wait_until(lambda: "JobArrayTaskLimit" in reasons(c).values(), 10,
+               f"array {array} to be throttled")
+    later = c.sbatch(["--wrap", "sleep 300"])
+    c.wait_job(later, "RUNNING", timeout=5)
+
+
+def test_queue_depth_does_not_cut_passes_across_partition_tiers(cluster):
+    # The walk goes by priority, the planner by PriorityTier first: a later job of a higher tier
+    # must still be weighed when the first job (lower tier, higher priority) fills the depth.
+    c = cluster(nodes=2, cpus=1, conf=[
+        "SchedulerParameters=default_queue_depth=1,sched_interval=-1,bf_interval=3600",
+        "PartitionName=low Nodes=n1 Default=YES PriorityTier=1",
+        "PartitionName=high Nodes=n2 PriorityTier=2"])
+    blocker = c.sbatch(["-p", "low", "--wrap", "sleep 300"])
+    c.wait_job(blocker, "RUNNING")
+    waiting = c.sbatch(["-p", "low", "--wrap", "sleep 300"])
+    wait_until(lambda: reasons(c).get(str(waiting)) == "Resources", 5, "the low job to wait")
+    high = c.sbatch(["-p", "high", "--wrap", "sleep 300"])
+    c.wait_job(high, "RUNNING", timeout=5)
