@@ -15,6 +15,12 @@ namespace {
 
 constexpr char kSnapshotFile[] = "/snapshot.pb";
 constexpr char kJournalFile[] = "/journal.log";
+// The journal is kept zero-filled this far past its last record. Appends then overwrite blocks
+// that are already allocated and written, so fdatasync flushes data only: no file-size or extent
+// change has to go through the filesystem's journal, whose commit also carries every other
+// process's metadata changes (it made a 200-byte commit take 0.5-1 ms instead of 0.15 ms while
+// the node daemons created and removed job directories). As databases do with their logs.
+constexpr off_t kZeroAhead = 4 << 20;
 
 uint32_t Crc32cTable(int i) {
   uint32_t c = static_cast<uint32_t>(i);
@@ -55,6 +61,17 @@ Status WriteAllFd(int fd, const std::string& data) {
   size_t off = 0;
   while (off < data.size()) {
     ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error(ErrorCode::kIoError, std::strerror(errno));
+    off += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status PWriteAll(int fd, std::string_view data, off_t at) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::pwrite(fd, data.data() + off, data.size() - off, at + static_cast<off_t>(off));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Error(ErrorCode::kIoError, std::strerror(errno));
     off += static_cast<size_t>(n);
@@ -170,6 +187,7 @@ Status Journal::Open(const RecordVisitor& visit) {
   while (off + 8 <= log->size()) {
     uint32_t n = GetU32(log->data() + off);
     uint32_t crc = GetU32(log->data() + off + 4);
+    if (n == 0) break;  // the zero-filled space ahead of the next record
     if (off + 8 + n > log->size() || Crc32c(log->data() + off + 8, n) != crc) break;
     if (!record.ParseFromArray(log->data() + off + 8, static_cast<int>(n))) break;
     visit(record);
@@ -177,10 +195,11 @@ Status Journal::Open(const RecordVisitor& visit) {
   }
   fd_ = ::open((dir_ + kJournalFile).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) return Error(ErrorCode::kIoError, dir_ + kJournalFile + ": " + std::strerror(errno));
-  // Drop a torn tail so new records follow the last good one.
+  // Drop a torn tail (and the zeros after it) so new records follow the last good one.
   if (off < log->size() && ::ftruncate(fd_, static_cast<off_t>(off)) != 0)
     return Error(ErrorCode::kIoError, "truncate journal: " + std::string(std::strerror(errno)));
-  ::lseek(fd_, static_cast<off_t>(off), SEEK_SET);
+  write_pos_ = static_cast<off_t>(off);
+  zeroed_end_ = write_pos_;
   journal_bytes_ = off;
   writer_ = std::thread([this] { WriterLoop(); });
   return Status::Ok();
@@ -212,6 +231,22 @@ void Journal::Stop() {
   }
   cv_.notify_one();
   if (writer_.joinable()) writer_.join();
+  // A clean stop leaves no zero-filled space behind (a crash may; replay stops at it).
+  if (fd_ >= 0 && zeroed_end_ > write_pos_ && ::ftruncate(fd_, write_pos_) == 0)
+    zeroed_end_ = write_pos_;
+}
+
+Status Journal::ZeroAhead(size_t need) {
+  if (fd_ < 0 || write_pos_ + static_cast<off_t>(need) <= zeroed_end_) return Status::Ok();
+  off_t target = write_pos_ + static_cast<off_t>(need) + kZeroAhead;
+  static const std::string zeros(1 << 20, '\0');
+  for (off_t at = zeroed_end_; at < target; at += static_cast<off_t>(zeros.size()))
+    if (Status s = PWriteAll(fd_, zeros, at); !s.ok()) return s;
+  // Made durable here, once per kZeroAhead bytes, so the appends' fdatasync has no size change.
+  if (::fdatasync(fd_) != 0)
+    return Error(ErrorCode::kIoError, std::string("fdatasync: ") + std::strerror(errno));
+  zeroed_end_ = target;
+  return Status::Ok();
 }
 
 Status Journal::WriteSnapshot(const std::string& bytes) {
@@ -230,12 +265,24 @@ Status Journal::WriteSnapshot(const std::string& bytes) {
     ::close(dfd);
   }
   // Every record so far is in the snapshot: start an empty journal.
-  if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0 || ::fdatasync(fd_) != 0)
+  if (::ftruncate(fd_, 0) != 0 || ::fdatasync(fd_) != 0)
     return Error(ErrorCode::kIoError, std::string("reset journal: ") + std::strerror(errno));
+  write_pos_ = 0;
+  zeroed_end_ = 0;
   return Status::Ok();
 }
 
 void Journal::WriterLoop() {
+  auto report = [this](const Status& status) {
+    asio::post(io_, [on_error = on_error_, msg = status.message()] {
+      if (on_error) on_error(msg);
+    });
+  };
+  // Off the commit path: a batch finds zero-filled space ready (and a restart pays it once).
+  auto top_up = [&] {
+    if (Status s = ZeroAhead(kZeroAhead / 2); !s.ok()) report(s);
+  };
+  top_up();
   std::vector<Batch> work;
   for (;;) {
     {
@@ -251,7 +298,9 @@ void Journal::WriterLoop() {
     auto flush = [&]() {
       if (buf.empty()) return;
       auto t0 = std::chrono::steady_clock::now();
-      if (status.ok()) status = WriteAllFd(fd_, buf);
+      if (status.ok()) status = ZeroAhead(buf.size());
+      if (status.ok()) status = PWriteAll(fd_, buf, write_pos_);
+      if (status.ok()) write_pos_ += static_cast<off_t>(buf.size());
       if (status.ok() && ::fdatasync(fd_) != 0)
         status = Error(ErrorCode::kIoError, std::string("fdatasync: ") + std::strerror(errno));
       buf.clear();
@@ -266,16 +315,15 @@ void Journal::WriterLoop() {
         if (status.ok()) status = WriteSnapshot(batch.snapshot);
         continue;
       }
-      for (auto& r : batch.records) buf += r;
+      // An empty record would read as the zero-filled end of the journal; it carries nothing.
+      for (auto& r : batch.records)
+        if (r.size() > 8) buf += r;
       if (batch.durable) done.push_back(std::move(batch.durable));
     }
     flush();
     work.clear();
     if (!status.ok()) {
-      auto on_error = on_error_;
-      asio::post(io_, [on_error, msg = status.message()] {
-        if (on_error) on_error(msg);
-      });
+      report(status);
       continue;  // never acknowledge what was not stored
     }
     if (!done.empty() || !commit_usec.empty()) {
@@ -286,6 +334,7 @@ void Journal::WriterLoop() {
         for (const auto& fn : done) fn();
       });
     }
+    top_up();
   }
 }
 

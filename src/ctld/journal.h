@@ -2,10 +2,13 @@
 //
 // Record format: 4-byte LE length, 4-byte LE CRC-32C of the payload, payload (a serialized
 // pb::JournalRecord). A torn or corrupt tail (crash mid-write) ends replay at the last good
-// record and is truncated away. Appends go to a writer thread that batches everything queued
+// record and is truncated away; so does a zero length, which is how the space kept zero-filled
+// ahead of the next record reads. Appends go to a writer thread that batches everything queued
 // while the previous fdatasync ran (group commit); completion callbacks are posted back to the
 // controller's io_context, so acknowledgements are sent only after the data is on disk.
 #pragma once
+
+#include <sys/types.h>
 
 #include <condition_variable>
 #include <cstdint>
@@ -67,10 +70,16 @@ class Journal {
   };
   void WriterLoop();
   Status WriteSnapshot(const std::string& bytes);
+  // Makes sure [write_pos_, write_pos_ + need) lies in zero-filled, durable space; when it has to
+  // write, it goes kZeroAhead further.
+  Status ZeroAhead(size_t need);
 
   asio::io_context& io_;
   std::string dir_;
   int fd_ = -1;
+  // Owned by the writer thread once Open returns (and by Stop after it joined it).
+  off_t write_pos_ = 0;         // where the next record goes
+  off_t zeroed_end_ = 0;        // the file is zero-filled from write_pos_ up to here
   uint64_t journal_bytes_ = 0;  // approximate, read on the loop thread
   std::function<void(const std::string&)> on_error_;
   std::function<void(uint64_t)> on_commit_;

@@ -603,7 +603,12 @@ class Stepd {
     done.set_oom(cg_stats_.oom_kills > 0);
     // Slurm shows an OOM-killed batch step as ExitCode 0:125 whatever the shell returned.
     if (done.oom() && !launch_failed_) done.set_exit_status(125);
-    Status s = WriteFileAtomic(job_dir_ + "/" + kDoneFile, done.SerializeAsString(), 0600);
+    // Atomic, not fsynced: done.pb hands the result to shoald across a shoald restart, which the
+    // page cache covers. A power loss ends the job's node anyway; shoald's scan then reports the
+    // job failed (as for any supervisor gone without a result). Two fsyncs on every job's
+    // critical path bought nothing else.
+    Status s = WriteFileAtomic(job_dir_ + "/" + kDoneFile, done.SerializeAsString(), 0600,
+                               /*sync=*/false);
     if (!s.ok()) Log("job %u: cannot write %s: %s", opts_.job_id, kDoneFile, s.message().c_str());
     Log("job %u: done, exit status 0x%x%s%s%s", opts_.job_id,
         static_cast<unsigned>(done.exit_status()), done.timed_out() ? " (timeout)" : "",

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <asio.hpp>
@@ -95,6 +96,44 @@ TEST_F(JournalTest, TornTailIsIgnoredAndTruncated) {
   jobs = Replay();
   EXPECT_EQ(jobs.size(), 2u);
   EXPECT_TRUE(jobs.count(9));
+}
+
+// Appends overwrite space kept zero-filled ahead of them (no size change for fdatasync to commit).
+// A controller killed with that space in place leaves zeros after its last record: replay must
+// stop there, and the next controller must append right after the last record.
+TEST_F(JournalTest, ZeroFilledSpaceLeftByACrashEndsReplay) {
+  std::string crashed = dir_ + "/crashed";
+  ASSERT_EQ(::mkdir(crashed.c_str(), 0700), 0);
+  {
+    asio::io_context io;
+    Journal j(io, dir_);
+    ASSERT_TRUE(j.Open([](pb::JournalRecord&) {}).ok());
+    AppendAll(j, io, {JobRec(1, pb::JOB_PENDING), JobRec(2, pb::JOB_PENDING)});
+    AppendAll(j, io, {JobRec(1, pb::JOB_RUNNING)});
+    // What a kill -9 now would leave on disk: the records, then the zero-filled space.
+    EXPECT_GE(std::filesystem::file_size(dir_ + "/journal.log"), 1u << 20);
+    std::filesystem::copy_file(dir_ + "/journal.log", crashed + "/journal.log");
+    j.Stop();
+  }
+  EXPECT_LT(std::filesystem::file_size(dir_ + "/journal.log"), 256u) << "a clean stop trims it";
+  std::string clean = dir_;
+  dir_ = crashed;
+  auto jobs = Replay();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[1], pb::JOB_RUNNING);
+  {
+    asio::io_context io;
+    Journal j(io, dir_);
+    ASSERT_TRUE(j.Open([](pb::JournalRecord&) {}).ok());
+    AppendAll(j, io, {JobRec(3, pb::JOB_PENDING)});
+    j.Stop();
+  }
+  EXPECT_LT(std::filesystem::file_size(dir_ + "/journal.log"), 256u)
+      << "the new record must follow the last one, not the zeros";
+  jobs = Replay();
+  EXPECT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[3], pb::JOB_PENDING);
+  dir_ = clean;
 }
 
 TEST_F(JournalTest, CompactionKeepsStateAndEmptiesJournal) {
