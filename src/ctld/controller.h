@@ -29,6 +29,7 @@
 #include "ctld/job_payload.h"
 #include "ctld/journal.h"
 #include "ctld/packed_job.h"
+#include "ctld/shape_interner.h"
 #include "sched/assoc_limits.h"
 #include "sched/assoc_tree.h"
 #include "sched/backfill.h"
@@ -580,7 +581,9 @@ class Controller {
   std::unordered_map<uint32_t, std::vector<uint32_t>> group_cache_;  // uid -> gids
   std::vector<sched::NodeView> views_;  // parallel to nodes_: inventory and allocations
   sched::FeatureIndex features_;
-  std::unordered_map<uint32_t, sched::JobShape> shape_cache_;
+  // Per job id; equal simple shapes are one object (ShapeInterner): ~50 bytes a job, not ~360.
+  std::unordered_map<uint32_t, std::shared_ptr<const sched::JobShape>> shape_cache_;
+  ShapeInterner shape_interner_;
   sched::PriorityConfig priority_;
   sched::BackfillParams backfill_;
   sched::MainSchedParams main_sched_;  // default_queue_depth, sched_interval

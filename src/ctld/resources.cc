@@ -118,12 +118,13 @@ Result<sched::JobShape> Controller::ParseShape(const pb::JobSpec& s) const {
 
 const sched::JobShape& Controller::ShapeOfJob(const pb::JobRecord& job) {
   auto it = shape_cache_.find(job.job_id());
-  if (it != shape_cache_.end()) return it->second;
+  if (it != shape_cache_.end()) return *it->second;
   auto shape = ParseShape(job.spec());
   // Accepted jobs were validated at submit; a failure here means the cluster changed since
   // (e.g. a feature disappeared), and the job keeps an empty request of that resource.
   sched::JobShape value = shape ? std::move(*shape) : sched::JobShape();
-  return shape_cache_.emplace(job.job_id(), std::move(value)).first->second;
+  return *shape_cache_.emplace(job.job_id(), shape_interner_.Intern(std::move(value)))
+              .first->second;
 }
 
 sched::Placement Controller::PlacementOf(const pb::JobRecord& job) const {
