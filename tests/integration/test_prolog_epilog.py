@@ -174,7 +174,14 @@ def test_prolog_flags_contain_shows_extern_step(cluster, tmp_path):
     c = cluster(nodes=2, conf=["PrologFlags=Contain"])
     job = c.sbatch(["-N", "2"], "#!/bin/bash\nsleep 30\n")
     c.wait_job(job, "RUNNING", timeout=20)
-    out = c.run(["scontrol", "show", "step", f"{job}.extern"]).stdout
+
+    def extern_step():
+        r = c.run(["scontrol", "show", "step", f"{job}.extern"], check=False)
+        return r.stdout if r.returncode == 0 else ""
+    # The extern step is made when every node has answered the allocation's prolog request,
+    # which can come just after the job shows RUNNING.
+    wait_until(lambda: extern_step(), 20, "the extern step")
+    out = extern_step()
     assert f"StepId={job}.extern" in out, out
     assert "NodeList=n[1-2]" in out, out
     steps = c.run(["squeue", "-s", "-h", "-o", "%i"]).stdout.split()
