@@ -17,9 +17,9 @@ constexpr char kSnapshotFile[] = "/snapshot.pb";
 constexpr char kJournalFile[] = "/journal.log";
 // The journal is kept zero-filled this far past its last record. Appends then overwrite blocks
 // that are already allocated and written, so fdatasync flushes data only: no file-size or extent
-// change has to go through the filesystem's journal, whose commit also carries every other
-// process's metadata changes (it made a 200-byte commit take 0.5-1 ms instead of 0.15 ms while
-// the node daemons created and removed job directories). As databases do with their logs.
+// change has to go through the filesystem's journal (one-record commits on a journaled ext4:
+// 7.7 ms appending, 2-2.8 ms overwriting zeros; see docs/performance.md). As databases do with
+// their logs.
 constexpr off_t kZeroAhead = 4 << 20;
 
 uint32_t Crc32cTable(int i) {
