@@ -181,11 +181,11 @@ fill_queue() {
   local half=$(( N_QUEUE / 2 )) t0 ok=1 rss_mid cnt_mid rss_end
   t0=$(now)
   submit_many "$PAR" "$half" "$@" || ok=0
-  sleep 1  # held jobs are packed in batches after they arrive
+  sleep 3  # Shoal packs queued jobs in batches: held ones at once, runnable ones after a second
   rss_mid=$(ctld_rss_kb); cnt_mid=$(pending_jobs)
   submit_many "$PAR" $(( N_QUEUE - half )) "$@" || ok=0
   if (( ok )); then FILL_RATE=$(rate "$N_QUEUE" "$(elapsed "$t0" "$(now)")"); else FILL_RATE=n/a; fi
-  sleep 1
+  sleep 3
   rss_end=$(ctld_rss_kb); QUEUED=$(pending_jobs)
   if [[ -n $rss_mid && -n $rss_end ]] && (( QUEUED > cnt_mid )); then
     PER_JOB=$(awk -v a="$rss_mid" -v b="$rss_end" -v n=$(( QUEUED - cnt_mid )) \

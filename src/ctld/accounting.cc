@@ -190,8 +190,9 @@ void Controller::SendAcctBatch() {
   auto* batch = req.mutable_records();
   batch->set_cluster(conf_.ClusterName());
   std::vector<std::pair<uint32_t, uint64_t>> sent;
+  pb::JobRecord scratch;  // a packed job is read, not unpacked
   for (auto it = acct_dirty_.begin(); it != acct_dirty_.end() && sent.size() < kAcctBatchJobs;) {
-    const pb::JobRecord* job = FindJob(it->first);
+    const pb::JobRecord* job = PeekJob(it->first, &scratch);
     if (job == nullptr) {  // gone (purged without accounting, e.g. -c): nothing to send
       it = acct_dirty_.erase(it);
       continue;

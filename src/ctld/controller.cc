@@ -117,7 +117,7 @@ Status Controller::Start() {
           conf_.ClusterName().c_str(), conf_.ControllerPort(), nodes_.size(), partitions_.size(),
           JobCount());
   ScheduleTick();
-  SchedulePackHeldJobs();
+  SchedulePackJobs();
   ScheduleBackfill();
   StartConfigWatch();
   ScheduleSoon();
@@ -234,7 +234,7 @@ void Controller::LoadState() {
     if (job.state() == pb::JOB_SUSPENDED && job.preempted_by() != 0) preempt_suspended_.insert(id);
     if (HoldsNodes(job)) holders_.insert(id);
     if (IsFinished(job.state())) ended_by_time_.insert({job.end_time(), id});
-    if (Packable(job)) pack_candidates_.push_back(id);  // packed once serving (Start)
+    if (Packable(job, Now())) pack_candidates_.push_back(id);  // packed once serving (Start)
     // Resources stay allocated to running and completing jobs until their nodes report back.
     if (HoldsNodes(job)) {
       RebookAfterRestart(job);
@@ -278,7 +278,10 @@ void Controller::MaybeCompact() {
   for (const auto& [id, packed] : packed_) {
     scratch.clear();
     uint64_t ref = payloads_.StoreRef(id, &scratch);
-    AppendJobBytes(bytes, 2, packed.record, kNoPayload, PayloadIdField(ref));
+    std::string after;  // the overlay's fields and the payload's id, parsed after the record's
+    AppendOverlay(packed, after);
+    after += PayloadIdField(ref);
+    AppendJobBytes(bytes, 2, packed.record, kNoPayload, after);
   }
   for (const auto& n : nodes_) {
     if (n.deleted) continue;
@@ -539,7 +542,7 @@ void Controller::Tick() {
   ReservationTick(now);
   AccountingTick();
   FairShareTick(now);
-  PackHeldJobs();  // those looked up (unpacked) or held since the last tick
+  PackJobs();  // those queued, looked up (unpacked) or held since the last tick
   // Begin times and other time-based eligibility.
   ScheduleSoon();
   if (journal_->journal_bytes() > (256u << 20)) MaybeCompact();
@@ -554,46 +557,94 @@ pb::JobRecord* Controller::FindJob(uint32_t id) {
   if (!Unpack(packed->second, &job)) LogError("job %u: its packed record does not parse", id);
   packed_.erase(packed);
   jobs_by_id_stale_ = true;
-  pack_candidates_.push_back(id);  // packed again by the next tick if still held
+  pack_candidates_.push_back(id);  // packed again by the next tick if it still qualifies
   return &job;
 }
 
-bool Controller::MayPack(const pb::JobRecord& job) const {
+const pb::JobRecord* Controller::PeekJob(uint32_t id, pb::JobRecord* scratch) const {
+  if (auto it = jobs_.find(id); it != jobs_.end()) return &it->second;
+  auto packed = packed_.find(id);
+  if (packed == packed_.end()) return nullptr;
+  scratch->Clear();
+  return Unpack(packed->second, scratch) ? scratch : nullptr;
+}
+
+bool Controller::MayPack(const pb::JobRecord& job, SchedView* view) const {
   // With limits enforced every scheduling pass counts each queued job against its association
-  // (RecountAssocUsage): held jobs stay parsed rather than be unpacked once a pass.
-  return Packable(job) && !LimitsEnforced();
+  // (RecountAssocUsage): queued jobs stay parsed rather than be unpacked once a pass.
+  if (LimitsEnforced() || !Packable(job, Now())) return false;
+  if (PackableHeld(job)) return true;
+  // A runnable job is weighed from its view: what the view cannot answer keeps it parsed
+  // (reservations and preemption read the job; topology orders a multi-node job's nodes).
+  if (!reservations_.empty() || preempt_.type != sched::PreemptType::kNone) return false;
+  if (topology_.kind != sched::Topology::Kind::kNone && job.spec().min_nodes() > 1) return false;
+  const Partition* part = FindPartition(job.partition());
+  if (!part) return false;
+  if (view) {
+    view->time_limit = job.time_limit();
+    view->partition = static_cast<uint16_t>(part - partitions_.data());
+    view->partitions_version = partitions_version_;
+  }
+  return true;
+}
+
+const sched::JobShape* Controller::PackedShapeToWeigh(uint32_t id, const PackedJob& packed) const {
+  if (!packed.runnable || packed.view.partitions_version != partitions_version_ ||
+      packed.view.partition >= partitions_.size() || LimitsEnforced() || !reservations_.empty() ||
+      preempt_.type != sched::PreemptType::kNone)
+    return nullptr;
+  auto shape = shape_cache_.find(id);  // cached when the job was packed
+  if (shape == shape_cache_.end()) return nullptr;
+  if (topology_.kind != sched::Topology::Kind::kNone && shape->second->min_nodes > 1)
+    return nullptr;
+  return shape->second.get();
 }
 
 void Controller::NotePackable(const std::vector<pb::JobRecord*>& jobs) {
-  for (const pb::JobRecord* job : jobs)
-    if (MayPack(*job)) pack_candidates_.push_back(job->job_id());
-  SchedulePackHeldJobs();
+  bool held = false;
+  for (const pb::JobRecord* job : jobs) {
+    if (!MayPack(*job)) continue;
+    pack_candidates_.push_back(job->job_id());
+    held = held || PackableHeld(*job);
+  }
+  if (held) SchedulePackJobs();
 }
 
-void Controller::SchedulePackHeldJobs() {
+void Controller::SchedulePackJobs() {
   if (pack_posted_ || pack_candidates_.empty()) return;
   pack_posted_ = true;
   asio::post(io_, [this] {
     pack_posted_ = false;
-    PackHeldJobs();
+    PackJobs();
   });
 }
 
-void Controller::PackHeldJobs() {
-  // A few thousand per turn of the loop: after a restart with 100,000 held jobs, requests are
+void Controller::PackJobs() {
+  // A few thousand per turn of the loop: after a restart with 100,000 queued jobs, requests are
   // answered between the batches rather than after all of them.
   constexpr size_t kBatch = 4096;
+  int64_t now = Now();
+  std::vector<uint32_t> young;  // runnable, submitted this second: most start at once
   for (size_t n = 0; n < kBatch && !pack_candidates_.empty(); ++n) {
     uint32_t id = pack_candidates_.back();
     pack_candidates_.pop_back();
     auto it = jobs_.find(id);
-    if (it == jobs_.end() || !MayPack(it->second)) continue;
-    packed_.emplace(id, Pack(it->second));
+    SchedView view;
+    if (it == jobs_.end() || !MayPack(it->second, &view)) continue;
+    pb::JobRecord& job = it->second;
+    bool held = PackableHeld(job);
+    if (!held && job.submit_time() >= now) {
+      young.push_back(id);
+      continue;
+    }
+    if (!held) ShapeOfJob(job);  // the passes read the shared shape, not the record
+    packed_.emplace(id, Pack(job, view));
     jobs_.erase(it);
     jobs_by_id_stale_ = true;
   }
-  ReserveJobTable();       // a no-op unless jobs were added since (a hash table keeps its buckets)
-  SchedulePackHeldJobs();  // the rest, if any
+  ReserveJobTable();   // a no-op unless jobs were added since (a hash table keeps its buckets)
+  SchedulePackJobs();  // the rest, if any
+  for (uint32_t id : young) pack_candidates_.push_back(id);  // the next tick's
 }
 
 int Controller::FindNode(const std::string& name) const {

@@ -485,9 +485,12 @@ class Controller {
   std::unordered_map<std::string, MetricsCache> metrics_cache_;  // path -> last text (~1 s)
 
   // The job, parsed: a packed job (packed_job.h) is unpacked into jobs_ first, and packed again
-  // by a later PackHeldJobs if it still qualifies. Pointers stay valid until then: packing
+  // by a later PackJobs if it still qualifies. Pointers stay valid until then: packing
   // runs only in its own turn of the event loop, never under a handler holding one.
   pb::JobRecord* FindJob(uint32_t id);
+  // The job to read without unpacking it: the parsed record, or a packed one parsed into
+  // `scratch`; nullptr when there is no such job.
+  const pb::JobRecord* PeekJob(uint32_t id, pb::JobRecord* scratch) const;
   // Every job, hot or packed (packed ones parsed into a scratch record that `fn` must not keep).
   template <class Fn>
   void ForEachJob(Fn&& fn) const {
@@ -505,13 +508,23 @@ class Controller {
     size_t need = JobCount() + more;
     if (need > jobs_.bucket_count() * jobs_.max_load_factor()) jobs_.reserve(2 * need);
   }
-  // Packs the candidates that still qualify, a batch per call; SchedulePackHeldJobs runs it in a
+  // Packs the candidates that still qualify, a batch per call; SchedulePackJobs runs it in a
   // turn of its own (and again while candidates are left).
-  void PackHeldJobs();
-  void SchedulePackHeldJobs();
-  // Queues those of `jobs` that may be packed, and schedules the packing.
+  void PackJobs();
+  void SchedulePackJobs();
+  // Queues those of `jobs` that may be packed, and schedules the packing of held ones (runnable
+  // ones wait for the tick: most start at once).
   void NotePackable(const std::vector<pb::JobRecord*>& jobs);
-  bool MayPack(const pb::JobRecord& job) const;
+  // Whether `job` may be packed now; for a runnable job, `view` is what the passes will read.
+  bool MayPack(const pb::JobRecord& job, SchedView* view = nullptr) const;
+  // Whether a scheduling pass may weigh `packed` from its view (and shape) alone; else the pass
+  // unpacks it (the cluster changed since it was packed: partitions, reservations, limits).
+  const sched::JobShape* PackedShapeToWeigh(uint32_t id, const PackedJob& packed) const;
+  // Why `part` cannot take a job of `time_limit` minutes and `min_nodes` nodes; nullptr: it can.
+  const char* PartitionRefusal(const Partition& part, uint32_t time_limit,
+                               uint32_t min_nodes) const;
+  // A packed runnable job's multifactor priority recomputed without unpacking it for good.
+  void RecomputePackedPriority(uint32_t id, PackedJob& packed, int64_t now);
   int FindNode(const std::string& name) const;
   // The node indexes of a hostlist expression, or Slurm's "Invalid node name specified" answer.
   Result<std::vector<int>> ResolveNodeNames(const std::string& hostlist) const;
@@ -542,8 +555,9 @@ class Controller {
   // every job, packed ones included (ReserveJobTable), so unpacking one never rehashes it: a
   // loop over jobs_ that looks up another job (FindJob) keeps valid iterators.
   std::unordered_map<uint32_t, pb::JobRecord> jobs_;
-  std::unordered_map<uint32_t, PackedJob> packed_;  // held jobs, serialized (packed_job.h)
-  std::vector<uint32_t> pack_candidates_;  // held since, or unpacked since, the last packing
+  std::unordered_map<uint32_t, PackedJob> packed_;  // queued jobs, serialized (packed_job.h)
+  std::vector<uint32_t> pack_candidates_;  // queued since, or unpacked since, the last packing
+  uint32_t partitions_version_ = 0;  // bumped when partitions_ is replaced (SchedView.partition)
   bool pack_posted_ = false;
   // Every job by id, ascending, for listings: rebuilt by QueryJobs only after a job was added,
   // removed, packed or unpacked (the tables keep their nodes in place). Walking the hash

@@ -79,9 +79,9 @@ pb::Response Controller::Diag(const pb::Credential& cred, const pb::DiagRequest&
     }
     if (job.completing()) ++completing;
   }
-  // Packed jobs are pending and held (packed_job.h).
+  // Packed jobs are pending, held or runnable (packed_job.h).
   pending += static_cast<uint32_t>(packed_.size());
-  held += static_cast<uint32_t>(packed_.size());
+  for (const auto& [id, packed] : packed_) held += packed.runnable ? 0 : 1;
   d->set_jobs_pending(pending);
   d->set_jobs_running(running);
   d->set_jobs_completing(completing);

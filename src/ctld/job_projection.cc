@@ -454,7 +454,10 @@ void JobProjection::AppendSerialized(std::string& out, uint32_t field, std::stri
                                      const JobShownValues& shown) const {
   std::string overrides = Overrides(shown);
   const std::string& spliced = PayloadWanted() ? payload : kNoPayload;
-  if (whole_) return AppendJobBytes(out, field, record, spliced, overrides);
+  if (whole_) {
+    overrides.insert(0, shown.overlay);
+    return AppendJobBytes(out, field, record, spliced, overrides);
+  }
   std::string joined;  // the record with its payload as a second spec field, as stored
   if (!spliced.empty()) {
     joined.reserve(record.size() + spliced.size() + 8);
@@ -466,6 +469,8 @@ void JobProjection::AppendSerialized(std::string& out, uint32_t field, std::stri
   }
   record_scratch_.clear();
   FilterWireFields(record, fields_, R::kSpecFieldNumber, spec_fields_, record_scratch_);
+  // The overlay's fields after the record's: parsed later, they win.
+  FilterWireFields(shown.overlay, fields_, R::kSpecFieldNumber, spec_fields_, record_scratch_);
   TagLen(out, field, record_scratch_.size() + overrides.size());
   out += record_scratch_;
   out += overrides;

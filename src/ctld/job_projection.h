@@ -21,6 +21,9 @@ namespace shoal::ctld {
 struct JobShownValues {
   std::optional<int64_t> start_time;
   bool completing = false;  // forces completing = true
+  // Encoded JobRecord fields that follow the record's bytes (a packed job's overlay,
+  // packed_job.h); read by AppendSerialized only.
+  std::string_view overlay;
 };
 
 class JobProjection {

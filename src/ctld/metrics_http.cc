@@ -595,8 +595,12 @@ void Controller::WriteShoalMetrics(OpenMetricsWriter& w) {
            "State-store group commits (journal write + fdatasync)");
   w.Histogram("shoal_journal_commit_seconds", {}, kCommitLatencyBounds.data(),
               kCommitLatencyBounds.size(), c.buckets.data(), static_cast<double>(c.sum_usec) / 1e6);
-  w.Gauge("shoal_jobs_packed", "Held jobs the controller keeps serialized in memory",
+  uint64_t packed_runnable = 0;
+  for (const auto& [id, packed] : packed_) packed_runnable += packed.runnable ? 1 : 0;
+  w.Gauge("shoal_jobs_packed", "Queued jobs the controller keeps serialized in memory",
           uint64_t{packed_.size()});
+  w.Gauge("shoal_jobs_packed_runnable",
+          "Of those, jobs that wait for resources or their turn (not held)", packed_runnable);
   w.Family("shoal_jobs_submitted", "counter", "Jobs submitted since the controller started");
   w.Sample("shoal_jobs_submitted_total", diag_.lifetime_submitted());
   w.Family("shoal_jobs_started", "counter", "Jobs started since the controller started");

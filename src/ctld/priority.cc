@@ -122,15 +122,40 @@ void Controller::RecomputePriorities(int64_t now) {
   if (priority_.type == sched::PriorityType::kBasic) return;
   std::vector<uint32_t> ids;
   ids.reserve(pending_.size());
-  for (const auto& [prio, id] : pending_)
-    if (!packed_.count(id)) ids.push_back(id);  // packed ones are held: their priority stays 0
+  for (const auto& [prio, id] : pending_) {
+    auto p = packed_.find(id);
+    if (p == packed_.end()) {
+      ids.push_back(id);
+    } else if (p->second.runnable) {
+      ids.push_back(id);  // recomputed in its packed form below
+    }                     // packed held jobs keep priority 0
+  }
   for (uint32_t id : ids) {
+    if (auto p = packed_.find(id); p != packed_.end()) {
+      RecomputePackedPriority(id, p->second, now);
+      continue;
+    }
     pb::JobRecord* job = FindJob(id);
     if (!job) continue;
     RemovePending(*job);
     ComputePriority(*job, now);
     AddPending(*job);
   }
+}
+
+void Controller::RecomputePackedPriority(uint32_t id, PackedJob& packed, int64_t now) {
+  // Parsed for the computation and packed again in place (listings keep pointing at `packed`),
+  // rather than unpacked into the job table until the next tick's packing.
+  pb::JobRecord job;
+  if (!Unpack(packed, &job)) {
+    LogError("job %u: its packed record does not parse", id);
+    return;
+  }
+  RemovePending(job);
+  ComputePriority(job, now);
+  AddPending(job);
+  SchedView view = packed.view;
+  packed = Pack(job, view);
 }
 
 pb::Response Controller::QueryPriorities(const pb::PriorityQueryRequest& req) {
@@ -156,9 +181,10 @@ pb::Response Controller::QueryPriorities(const pb::PriorityQueryRequest& req) {
   if (req.weights_only()) return r;
   std::set<uint32_t> ids(req.job_ids().begin(), req.job_ids().end());
   std::set<uint32_t> uids(req.uids().begin(), req.uids().end());
+  pb::JobRecord scratch;  // a packed job is read, not unpacked
   for (const auto& [prio, id] : pending_) {
-    if (packed_.count(id)) continue;  // held: not listed
-    const pb::JobRecord* job = FindJob(id);
+    if (auto p = packed_.find(id); p != packed_.end() && !p->second.runnable) continue;  // held
+    const pb::JobRecord* job = PeekJob(id, &scratch);
     if (!job || job->held()) continue;
     if (!ids.empty() && !ids.count(id)) continue;
     if (!uids.empty() && !uids.count(job->spec().uid())) continue;

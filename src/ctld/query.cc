@@ -96,8 +96,9 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
                       req.omit_script() ? kNoPayload : payloads_.Bytes(job.job_id()), shown);
     added();
   };
-  // A packed job (pending, held) from its bytes; filters its header cannot answer parse it.
+  // A packed job (pending) from its bytes and overlay; filters its header cannot answer parse it.
   pb::JobRecord scratch;
+  std::string overlay;
   auto add_packed = [&](uint32_t id, const PackedJob& packed) {
     if (!uids.empty() && !uids.count(packed.uid)) return;
     if (!states.empty() && !states.count(pb::JOB_PENDING)) return;
@@ -108,6 +109,9 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
     }
     JobShownValues shown;
     if (packed.expected_start > 0) shown.start_time = packed.expected_start;
+    overlay.clear();
+    AppendOverlay(packed, overlay);
+    shown.overlay = overlay;
     projection.AppendSerialized(answer, 1, packed.record,
                                 req.omit_script() ? kNoPayload : payloads_.Bytes(id), shown);
     added();

@@ -158,6 +158,7 @@ Status Controller::Reconfigure(const std::string& origin) {
     parts.push_back(std::move(p));
   }
   partitions_ = std::move(parts);
+  ++partitions_version_;  // packed jobs' partition indexes may be stale (SchedView)
 
   // Every node's view: new nodes get one, changed nodes a new inventory, and all of them the
   // OverSubscribe of their (possibly new) partitions; bookings are kept.

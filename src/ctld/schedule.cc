@@ -39,7 +39,25 @@ std::string RunLength(const T& values) {
   return out;
 }
 
+int64_t TimeLimitSeconds(uint32_t minutes) {
+  return minutes == kTimeInfinite || minutes == kTimeNoVal ? sched::kUnlimitedSeconds
+                                                           : int64_t(minutes) * 60;
+}
+
 }  // namespace
+
+const char* Controller::PartitionRefusal(const Partition& part, uint32_t time_limit,
+                                         uint32_t min_nodes) const {
+  if (part.rec.state() == "DOWN" || part.rec.state() == "INACTIVE") return "PartitionDown";
+  if (time_limit != kTimeInfinite && part.rec.max_time() != kTimeInfinite &&
+      time_limit > part.rec.max_time())
+    return "PartitionTimeLimit";
+  uint32_t want = std::max<uint32_t>(min_nodes, 1);
+  if ((part.rec.max_nodes() != 0xffffffffu && want > part.rec.max_nodes()) ||
+      want < part.rec.min_nodes())
+    return "PartitionNodeLimit";
+  return nullptr;
+}
 
 Status Controller::ValidateAgainstPartition(const pb::JobRecord& job, const Partition& part) {
   auto parsed = ParseShape(job.spec());
@@ -138,7 +156,9 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
   std::vector<pb::JobRecord*> deadline_passed;            // can no longer meet --deadline
   struct Candidate {
     sched::SchedOrderKey key;
-    pb::JobRecord* job;
+    pb::JobRecord* job;  // nullptr: a packed job, weighed from its view (packed_job.h)
+    const sched::JobShape* packed_shape;
+    uint32_t time_limit;  // a packed job's
     int partition;
   };
   std::vector<Candidate> candidates;
@@ -161,8 +181,31 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
       break;
     }
     const PendingKey walk_key = *it;
-    pb::JobRecord* job = FindJob(it->second);
     ++it;
+    if (auto p = packed_.find(walk_key.second); p != packed_.end()) {
+      // A packed runnable job: eligible, one partition, nothing to wait for but its turn and
+      // resources (packed_job.h). Weighed from its view; unpacked only if it starts.
+      PackedJob& packed = p->second;
+      if (const sched::JobShape* shape = PackedShapeToWeigh(walk_key.second, packed)) {
+        ++examined;
+        const Partition& part = partitions_[packed.view.partition];
+        if (const char* why = PartitionRefusal(part, packed.view.time_limit, shape->min_nodes)) {
+          packed.reason = PackedReasonOf(why);
+          continue;
+        }
+        int index = packed.view.partition;
+        if (!with_backfill && main_sched_.partition_depth != 0 &&
+            ++per_partition[index] > main_sched_.partition_depth)
+          continue;
+        sched::SchedOrderKey key;
+        key.partition_tier = static_cast<uint16_t>(part.rec.priority_tier());
+        key.priority = static_cast<uint32_t>(-walk_key.first);
+        key.job_id = walk_key.second;
+        candidates.push_back({key, nullptr, shape, packed.view.time_limit, index});
+        continue;
+      }
+    }
+    pb::JobRecord* job = FindJob(walk_key.second);
     if (!job || job->held()) continue;
     ++examined;
     // --deadline: a job that can no longer end in time is removed (state DEADLINE).
@@ -235,19 +278,8 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
       pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
       const Partition* part = FindPartition(name);
       if (!part) continue;
-      if (part->rec.state() == "DOWN" || part->rec.state() == "INACTIVE") {
-        if (!why_not) why_not = "PartitionDown";
-        continue;
-      }
-      if (job->time_limit() != kTimeInfinite && part->rec.max_time() != kTimeInfinite &&
-          job->time_limit() > part->rec.max_time()) {
-        if (!why_not) why_not = "PartitionTimeLimit";
-        continue;
-      }
-      uint32_t want = std::max<uint32_t>(job->spec().min_nodes(), 1);
-      if ((part->rec.max_nodes() != 0xffffffffu && want > part->rec.max_nodes()) ||
-          want < part->rec.min_nodes()) {
-        if (!why_not) why_not = "PartitionNodeLimit";
+      if (const char* why = PartitionRefusal(*part, job->time_limit(), job->spec().min_nodes())) {
+        if (!why_not) why_not = why;
         continue;
       }
       int index = static_cast<int>(part - partitions_.data());
@@ -270,7 +302,7 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
     key.partition_tier = static_cast<uint16_t>(partitions_[chosen].rec.priority_tier());
     key.priority = job->priority();
     key.job_id = job->job_id();
-    candidates.push_back({key, job, chosen});
+    candidates.push_back({key, job, nullptr, 0, chosen});
   }
   std::stable_sort(
       candidates.begin(), candidates.end(),
@@ -278,6 +310,15 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
   in.pending.reserve(candidates.size());
   std::unordered_map<uint32_t, int> multi_partition;
   for (const Candidate& c : candidates) {
+    if (!c.job) {
+      sched::PendingJob pj;
+      pj.job_id = c.key.job_id;
+      pj.partition = static_cast<uint32_t>(c.partition);
+      pj.shape = *c.packed_shape;
+      pj.time_limit_s = TimeLimitSeconds(c.time_limit);
+      in.pending.push_back(std::move(pj));
+      continue;
+    }
     const pb::JobRecord& job = *c.job;
     // Association and QOS limits, in priority order (each admitted job counts for the next).
     if (std::string why = LimitReason(job, true); !why.empty()) {
@@ -293,9 +334,7 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
       pj.shape = ShapeFor(job, partitions_[c.partition]);
     else
       pj.shape = ShapeOfJob(job);
-    pj.time_limit_s = job.time_limit() == kTimeInfinite || job.time_limit() == kTimeNoVal
-                          ? sched::kUnlimitedSeconds
-                          : int64_t(job.time_limit()) * 60;
+    pj.time_limit_s = TimeLimitSeconds(job.time_limit());
     if (!reservations_.empty() || !job.reservation().empty()) {
       if (pj.shape.allowed.empty()) pj.shape = ShapeFor(job, partitions_[c.partition]);
       int64_t t1 = pj.time_limit_s == sched::kUnlimitedSeconds ? INT64_MAX : now + pj.time_limit_s;
@@ -372,6 +411,19 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
   // A pass cut short that started jobs may have left startable ones deeper down.
   if (cut_short && !started.empty()) ScheduleSoon();
   for (const auto& d : plan.pending) {
+    if (auto p = packed_.find(d.job_id); p != packed_.end()) {
+      // Weighed from its view (no reservation applies): the conclusions go to the overlay.
+      PackedJob& packed = p->second;
+      packed.reason = PackedReasonOf(sched::ReasonName(d.reason));
+      packed.last_sched_eval = now;
+      if (!in.params.enabled) continue;
+      packed.expected_start = d.start_time ? *d.start_time : 0;
+      packed.sched_nodes.clear();
+      std::vector<std::string> names;
+      for (int idx : d.planned_nodes) names.push_back(nodes_[idx].rec.name());
+      if (!names.empty()) packed.sched_nodes = Compress(names);
+      continue;
+    }
     pb::JobRecord* job = FindJob(d.job_id);
     if (!job) continue;
     job->set_reason(std::string(sched::ReasonName(d.reason)));
@@ -390,7 +442,7 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
     for (const auto& d : plan.pending)
       if (d.reason == sched::PendingReason::kResources) blocked[d.job_id] = -1;
     for (const Candidate& c : candidates)
-      if (auto b = blocked.find(c.job->job_id()); b != blocked.end()) b->second = c.partition;
+      if (auto b = blocked.find(c.key.job_id); b != blocked.end()) b->second = c.partition;
     for (const auto& d : plan.pending) {
       auto b = blocked.find(d.job_id);
       if (b == blocked.end() || b->second < 0) continue;

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "ctld/job_payload.h"
-#include "ctld/packed_job.h"
 
 namespace shoal::ctld {
 namespace {
@@ -177,7 +176,7 @@ TEST(JobProjection, EachFastFieldMatchesProtobufsEncoding) {
     JobProjection p = JobProjection::Of({f});
     if (!p.fast()) continue;
     ++fast_fields;
-    for (JobShownValues shown : {JobShownValues{}, JobShownValues{1700009999, true}}) {
+    for (JobShownValues shown : {JobShownValues{}, JobShownValues{1700009999, true, {}}}) {
       std::string a, b;
       p.Append(a, 1, j, Payload(), shown);
       p.AppendFiltered(b, 1, j, Payload(), shown);
@@ -203,7 +202,7 @@ TEST(JobProjection, EachFastFieldMatchesProtobufsEncoding) {
 
 TEST(JobProjection, ShownValuesReplaceStoredOnes) {
   pb::JobRecord j = Full();
-  JobShownValues shown{1700005555, true};
+  JobShownValues shown{1700005555, true, {}};
   for (bool fast : {true, false}) {
     // A field without an encoder (steps) sends the projection down the general path.
     JobProjection p = fast
@@ -253,7 +252,7 @@ TEST(JobProjection, SerializedRecordAnswersAsTheParsedOne) {
       JobProjection::Of({R::kSpecFieldNumber}, {S::kScriptFieldNumber, S::kWorkDirFieldNumber}),
       JobProjection::Of({R::kSpecFieldNumber})};
   for (size_t i = 0; i < projections.size(); ++i) {
-    for (JobShownValues shown : {JobShownValues{}, JobShownValues{1700009999, true}}) {
+    for (JobShownValues shown : {JobShownValues{}, JobShownValues{1700009999, true, {}}}) {
       std::string parsed, packed;
       projections[i].Append(parsed, 1, j, Payload(), shown);
       projections[i].AppendSerialized(packed, 1, bytes, Payload(), shown);
@@ -267,41 +266,6 @@ TEST(JobProjection, SerializedRecordAnswersAsTheParsedOne) {
   AppendJobField(a, 1, j, Payload(), "\x40\x01");
   AppendJobBytes(b, 1, bytes, Payload(), "\x40\x01");
   EXPECT_EQ(a, b);
-}
-
-TEST(PackedJob, OnlyPendingJobsHeldAtPriorityZero) {
-  pb::JobRecord j;
-  j.set_job_id(5);
-  j.set_state(pb::JOB_PENDING);
-  j.set_held(true);
-  EXPECT_TRUE(Packable(j));
-  j.set_priority(7);  // held with a priority still left: the pass may look at it
-  EXPECT_FALSE(Packable(j));
-  j.set_priority(0);
-  j.set_held(false);  // pending at priority 0 but not held
-  EXPECT_FALSE(Packable(j));
-  j.set_held(true);
-  j.set_state(pb::JOB_RUNNING);
-  EXPECT_FALSE(Packable(j));
-  j.set_state(pb::JOB_PENDING);
-  j.add_epilog_pending_nodes("n1");  // requeued held while its epilog runs
-  EXPECT_FALSE(Packable(j));
-}
-
-TEST(PackedJob, RoundTripKeepsEveryFieldAndTheHeader) {
-  pb::JobRecord j = Full();
-  j.set_state(pb::JOB_PENDING);
-  PackedJob p = Pack(j);
-  EXPECT_EQ(p.uid, 1000u);
-  EXPECT_EQ(p.expected_start, 1700000011);
-  EXPECT_EQ(p.record.capacity(), p.record.size());
-  pb::JobRecord back;
-  ASSERT_TRUE(Unpack(p, &back));
-  EXPECT_EQ(back.SerializeAsString(), j.SerializeAsString());
-  // Smaller than the parsed record by far (the point of packing).
-  EXPECT_LT(p.record.size() + sizeof(PackedJob), sizeof(pb::JobRecord) + sizeof(pb::JobSpec));
-  p.record = "\xff\xff";
-  EXPECT_FALSE(Unpack(p, &back));
 }
 
 TEST(JobProjection, UnknownFieldNumbersAreIgnored) {
