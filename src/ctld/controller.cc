@@ -22,6 +22,8 @@ constexpr uint32_t kStepIdSkipAfterRestart = 100;
 // A journal larger than this at start is compacted before serving (see LoadState); at run time
 // the limit is 256 MB (Persist).
 constexpr uint64_t kCompactAtStartBytes = 64u << 20;
+// A clean stop folds a journal larger than this into a snapshot (see Shutdown).
+constexpr uint64_t kCompactAtStopBytes = 1u << 20;
 
 Controller::Controller(asio::io_context& io, ControllerOptions options, SlurmConf conf,
                        ClusterKey key)
@@ -133,6 +135,10 @@ void Controller::Shutdown() {
   for (auto& n : nodes_)
     if (n.stream) n.stream->Close();
   if (accounting_enabled_ && assoc_tree_) SaveUsage(Now());
+  // As slurmctld saves its state on the way down: the next start reads the live jobs only,
+  // instead of replaying every record since the last snapshot (ended and purged jobs too).
+  if (journal_ && serving_ && !journal_failed_ && journal_->journal_bytes() > kCompactAtStopBytes)
+    MaybeCompact();
   if (journal_) journal_->Stop();
   io_.stop();
 }

@@ -2,6 +2,7 @@
 there with its state, running jobs stay running, and jobs that ended while it was down are
 recorded with their exit codes."""
 
+import signal
 import time
 from pathlib import Path
 
@@ -154,3 +155,29 @@ def test_controller_heap_on_huge_pages(cluster):
         del c.env["SHOAL_MALLOC_HUGETLB"]
     assert not any(v.startswith("GLIBC_TUNABLES=") for v in exec_environment())
     assert c.run(["squeue", "-h"]).returncode == 0
+
+
+def test_clean_stop_folds_a_long_journal_into_a_snapshot(cluster):
+    """SIGTERM saves the live jobs as a snapshot when the journal has grown long (as slurmctld
+    saves its state on the way down): the next start reads them, not every record since, such as
+    thousands of jobs that ended and were purged. Nothing live is lost and ids go on."""
+    c = cluster(nodes=1, conf=["MinJobAge=2", "MaxArraySize=5001"])
+    keep = c.sbatch(["--hold", "-J", "keep"], "#!/bin/bash\necho kept\n")
+    array = c.sbatch(["--hold", "--array=0-4999", "-J", "churn"], "#!/bin/bash\ntrue\n")
+    c.run(["scancel", str(array)])
+    wait_until(lambda: set(states(c)) == {keep}, 60, "the cancelled tasks to be purged")
+    state = state_dir(c)
+    before = stored_bytes(state)
+    assert before > 1 << 20, f"{before} bytes of journal: expected more than 1 MB to fold"
+
+    c.kill_controller(signal.SIGTERM)
+    after = stored_bytes(state)
+    assert after < 64 << 10, f"{after} bytes of state after a clean stop (from {before})"
+    c.start_controller()
+    assert states(c) == {keep: "PENDING"}
+    assert c.show_job(keep)["JobName"] == "keep"
+    new = c.sbatch(["--hold"], "#!/bin/bash\ntrue\n")
+    assert new > array + 4999
+    c.run(["scontrol", "release", str(keep)])
+    assert c.wait_job(keep, timeout=30) == "COMPLETED"
+    c.run(["scancel", str(new)])
