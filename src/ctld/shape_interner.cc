@@ -10,6 +10,13 @@ bool ShapeInterner::Simple(const sched::JobShape& s) {
          s.constraint.text.empty();
 }
 
+// KeyOf names every scalar field of JobShape by hand: a field added there must be added to the
+// key too, or jobs that differ in it would share one shape. The size changes with any field
+// added, which stops the build here until KeyOf (and then this number) is brought up to date.
+static_assert(sizeof(sched::JobShape) == 328,
+              "sched::JobShape changed: add its new scalar fields to ShapeInterner::KeyOf "
+              "(and to Simple if they are not scalars), then update this size");
+
 ShapeInterner::Key ShapeInterner::KeyOf(const sched::JobShape& s) {
   uint8_t flags = static_cast<uint8_t>((s.exclusive ? 1 : 0) | (s.exclusive_user ? 2 : 0) |
                                        (s.oversubscribe ? 4 : 0) | (s.mem_whole_node ? 8 : 0));
