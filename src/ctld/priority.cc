@@ -123,12 +123,10 @@ void Controller::RecomputePriorities(int64_t now) {
   std::vector<uint32_t> ids;
   ids.reserve(pending_.size());
   for (const auto& [prio, id] : pending_) {
+    // Packed runnable jobs are recomputed in their packed form below; packed held jobs keep
+    // priority 0.
     auto p = packed_.find(id);
-    if (p == packed_.end()) {
-      ids.push_back(id);
-    } else if (p->second.runnable) {
-      ids.push_back(id);  // recomputed in its packed form below
-    }                     // packed held jobs keep priority 0
+    if (p == packed_.end() || p->second.runnable) ids.push_back(id);
   }
   for (uint32_t id : ids) {
     if (auto p = packed_.find(id); p != packed_.end()) {

@@ -410,6 +410,12 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
   }
   // A pass cut short that started jobs may have left startable ones deeper down.
   if (cut_short && !started.empty()) ScheduleSoon();
+  // The nodes a backfill plan reserves for a pending job, as a hostlist (squeue's SCHEDNODES).
+  auto planned_hostlist = [&](const auto& planned) {
+    std::vector<std::string> names;
+    for (int idx : planned) names.push_back(nodes_[idx].rec.name());
+    return names.empty() ? std::string() : Compress(names);
+  };
   for (const auto& d : plan.pending) {
     if (auto p = packed_.find(d.job_id); p != packed_.end()) {
       // Weighed from its view (no reservation applies): the conclusions go to the overlay.
@@ -418,10 +424,7 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
       packed.last_sched_eval = now;
       if (!in.params.enabled) continue;
       packed.expected_start = d.start_time ? *d.start_time : 0;
-      packed.sched_nodes.clear();
-      std::vector<std::string> names;
-      for (int idx : d.planned_nodes) names.push_back(nodes_[idx].rec.name());
-      if (!names.empty()) packed.sched_nodes = Compress(names);
+      packed.sched_nodes = planned_hostlist(d.planned_nodes);
       continue;
     }
     pb::JobRecord* job = FindJob(d.job_id);
@@ -432,9 +435,7 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
     job->set_last_sched_eval(now);
     if (!in.params.enabled) continue;  // expected starts come from backfill passes only
     job->set_expected_start(d.start_time ? *d.start_time : 0);
-    std::vector<std::string> names;
-    for (int idx : d.planned_nodes) names.push_back(nodes_[idx].rec.name());
-    job->set_sched_nodes(names.empty() ? "" : Compress(names));
+    job->set_sched_nodes(planned_hostlist(d.planned_nodes));
   }
   // A job blocked for resources may preempt lower-tier jobs (preempt/partition_prio).
   if (preempt_.type != sched::PreemptType::kNone) {

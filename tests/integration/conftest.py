@@ -54,6 +54,20 @@ def http_status(port, path):
         return None
 
 
+def shoal_metric(c, name, fresh=False):
+    """The value of gauge `name` in cluster `c`'s /metrics/shoal (MetricsType must be set).
+    The controller keeps that text for a second (kMetricsCacheMs): `fresh` waits it out, for a
+    value as of now rather than as of up to a second ago."""
+    if fresh:
+        time.sleep(1.1)
+    url = f"http://127.0.0.1:{c.controller_port()}/metrics/shoal"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        text = r.read().decode()
+    m = re.search(rf"^{re.escape(name)} (\d+)", text, re.M)
+    assert m, f"no {name} in /metrics/shoal:\n{text[:500]}"
+    return int(m.group(1))
+
+
 def pid_alive(pid):
     """True while `pid` runs; a zombie counts as gone."""
     try:

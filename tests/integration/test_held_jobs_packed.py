@@ -4,23 +4,14 @@ a held job must give what it gives with any other job: listings, filters, show, 
 cancel, a controller crash, and another user's attempts. shoal_jobs_packed (OpenMetrics) says how
 many are packed, so the test knows the packed paths were the ones taken."""
 
-import re
-import subprocess
-
-from conftest import wait_until
+from conftest import shoal_metric, wait_until
 
 SLEEPER = "#!/bin/bash\nsleep 300\n"
 QUICK = "#!/bin/bash\necho released\n"
 
 
 def packed(c):
-    """shoal_jobs_packed from the controller's /metrics/shoal."""
-    r = subprocess.run(["curl", "-s", "--max-time", "10",
-                        f"http://127.0.0.1:{c.controller_port()}/metrics/shoal"],
-                       capture_output=True, text=True, timeout=20)
-    m = re.search(r"^shoal_jobs_packed (\d+)", r.stdout, re.M)
-    assert m, f"no shoal_jobs_packed in /metrics/shoal:\n{r.stdout[:500]}"
-    return int(m.group(1))
+    return shoal_metric(c, "shoal_jobs_packed")
 
 
 def wait_packed(c, n):

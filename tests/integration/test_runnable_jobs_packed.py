@@ -7,23 +7,16 @@ the controller, and the jobs running once the resources free up. shoal_jobs_pack
 (OpenMetrics) says how many are packed, so the test knows the packed paths were the ones taken."""
 
 import re
-import subprocess
 import time
 
-from conftest import wait_until
+from conftest import shoal_metric, wait_until
 
 QUICK = "#!/bin/bash\necho ran $SLURM_JOB_ID\n"
 
 
 def packed_runnable(c):
-    """shoal_jobs_packed_runnable, as of now: the controller keeps /metrics text for a second."""
-    time.sleep(1.1)
-    r = subprocess.run(["curl", "-s", "--max-time", "10",
-                        f"http://127.0.0.1:{c.controller_port()}/metrics/shoal"],
-                       capture_output=True, text=True, timeout=20)
-    m = re.search(r"^shoal_jobs_packed_runnable (\d+)", r.stdout, re.M)
-    assert m, f"no shoal_jobs_packed_runnable in /metrics/shoal:\n{r.stdout[:500]}"
-    return int(m.group(1))
+    """shoal_jobs_packed_runnable, as of now."""
+    return shoal_metric(c, "shoal_jobs_packed_runnable", fresh=True)
 
 
 def wait_packed(c, n, timeout=15):
