@@ -606,7 +606,15 @@ class Controller {
   sched::PreemptConfig preempt_;
   int64_t last_priority_calc_ = 0;
   int64_t priority_calc_period_s_ = 300;  // PriorityCalcPeriod
-  uint32_t backfill_interval_s_ = 30;     // bf_interval
+  // The multifactor recalculations' cost (/metrics/shoal): the main loop answers nothing while
+  // one runs, so its length at a site's queue size is worth watching.
+  struct PriorityRecalcStats {
+    uint64_t count = 0;
+    uint64_t total_usec = 0;
+    uint64_t last_usec = 0;
+    uint64_t last_jobs = 0;
+  } priority_recalc_;
+  uint32_t backfill_interval_s_ = 30;  // bf_interval
   std::optional<sched::PriorityContext> priority_totals_;
   asio::steady_timer backfill_timer_;
   int64_t start_time_ = 0;

@@ -601,6 +601,16 @@ void Controller::WriteShoalMetrics(OpenMetricsWriter& w) {
           uint64_t{packed_.size()});
   w.Gauge("shoal_jobs_packed_runnable",
           "Of those, jobs that wait for resources or their turn (not held)", packed_runnable);
+  w.Family("shoal_priority_recalcs", "counter",
+           "Multifactor priority recalculations (every PriorityCalcPeriod and on reconfigure)");
+  w.Sample("shoal_priority_recalcs_total", priority_recalc_.count);
+  w.Family("shoal_priority_recalc_seconds", "counter", "Time spent in those recalculations");
+  w.Sample("shoal_priority_recalc_seconds_total", {},
+           static_cast<double>(priority_recalc_.total_usec) / 1e6);
+  w.Gauge("shoal_priority_recalc_last_seconds", "How long the last recalculation took",
+          static_cast<double>(priority_recalc_.last_usec) / 1e6);
+  w.Gauge("shoal_priority_recalc_last_jobs", "Pending jobs the last recalculation went over",
+          priority_recalc_.last_jobs);
   w.Family("shoal_jobs_submitted", "counter", "Jobs submitted since the controller started");
   w.Sample("shoal_jobs_submitted_total", diag_.lifetime_submitted());
   w.Family("shoal_jobs_started", "counter", "Jobs started since the controller started");

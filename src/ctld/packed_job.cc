@@ -65,8 +65,14 @@ bool Packable(const pb::JobRecord& job, int64_t now) {
 }
 
 PackedJob Pack(const pb::JobRecord& job, const SchedView& view) {
+  std::string serialized;
+  job.SerializeToString(&serialized);
+  return Pack(std::move(serialized), job, view);
+}
+
+PackedJob Pack(std::string serialized, const pb::JobRecord& job, const SchedView& view) {
   PackedJob p;
-  job.SerializeToString(&p.record);
+  p.record = std::move(serialized);
   p.record.shrink_to_fit();  // the string's growth room would be a third of what packing saves
   p.sched_nodes = job.sched_nodes();
   p.expected_start = job.expected_start();

@@ -63,6 +63,8 @@ bool PackableHeld(const pb::JobRecord& job);
 
 // `view` is used for runnable jobs only.
 PackedJob Pack(const pb::JobRecord& job, const SchedView& view = {});
+// The same, from `serialized`: `job`'s own serialization, already at hand (a restart's replay).
+PackedJob Pack(std::string serialized, const pb::JobRecord& job, const SchedView& view);
 
 // The record back, overlay applied; false when the bytes do not parse (never expected: they
 // were ours).

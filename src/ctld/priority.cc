@@ -1,6 +1,7 @@
 // Job priority in the controller: priority/basic (FIFO) or priority/multifactor through the pure
 // sched/priority library, recomputed every PriorityCalcPeriod, and the sprio query.
 #include <algorithm>
+#include <chrono>
 
 #include "common/log.h"
 #include "common/units.h"
@@ -120,6 +121,7 @@ void Controller::ComputePriority(pb::JobRecord& job, int64_t now) {
 void Controller::RecomputePriorities(int64_t now) {
   last_priority_calc_ = now;
   if (priority_.type == sched::PriorityType::kBasic) return;
+  auto started = std::chrono::steady_clock::now();
   std::vector<uint32_t> ids;
   ids.reserve(pending_.size());
   for (const auto& [prio, id] : pending_) {
@@ -139,6 +141,13 @@ void Controller::RecomputePriorities(int64_t now) {
     ComputePriority(*job, now);
     AddPending(*job);
   }
+  auto usec = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - started)
+                                        .count());
+  priority_recalc_.count++;
+  priority_recalc_.total_usec += usec;
+  priority_recalc_.last_usec = usec;
+  priority_recalc_.last_jobs = ids.size();
 }
 
 void Controller::RecomputePackedPriority(uint32_t id, PackedJob& packed, int64_t now) {

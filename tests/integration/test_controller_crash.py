@@ -2,6 +2,7 @@
 there with its state, running jobs stay running, and jobs that ended while it was down are
 recorded with their exit codes."""
 
+import re
 import signal
 import time
 from pathlib import Path
@@ -50,6 +51,11 @@ def test_controller_kill9_with_1000_jobs(cluster):
     after = states(c)
     assert set(after) == set(before), f"lost: {sorted(set(before) - set(after))[:10]}"
     assert all(after[j] == "PENDING" for j in held)
+    # The held jobs were loaded straight into their packed form, not parsed all at once first
+    # (the peak of memory a large queue's restart touched).
+    loaded = re.findall(r"state loaded in \d+ ms: (\d+) jobs \((\d+) packed\)",
+                        (c.log_dir / "shoalctld.log").read_text())
+    assert loaded and loaded[-1] == (str(len(before)), str(len(held))), loaded
     for job in long:
         info = c.show_job(job)
         assert info["JobState"] == "RUNNING", info
