@@ -248,8 +248,8 @@ void Controller::LoadState() {
   ReserveJobTable(replayed.size());  // sized for every job, packed ones too (as at run time)
   jobs_by_id_stale_ = true;
   std::vector<uint32_t> bumped;  // running jobs whose next step id moved on
+  pb::JobRecord parsed;          // reused while jobs are packed: its strings keep their room
   for (auto& [id, bytes] : replayed) {
-    pb::JobRecord parsed;
     if (!parsed.ParseFromString(bytes)) {  // never expected: serialized above
       LogError("job %u: its replayed record does not parse", id);
       continue;
@@ -267,6 +267,7 @@ void Controller::LoadState() {
     }
     std::string().swap(bytes);
     pb::JobRecord& job = jobs_[id] = std::move(parsed);
+    parsed = pb::JobRecord();
     if (job.state() == pb::JOB_SUSPENDED && job.preempted_by() != 0) preempt_suspended_.insert(id);
     if (HoldsNodes(job)) holders_.insert(id);
     if (IsFinished(job.state())) ended_by_time_.insert({job.end_time(), id});
