@@ -342,17 +342,7 @@ void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<v
   encoded.reserve(records.size());
   for (const auto& r : records) {
     if (r.has_job()) {
-      // A job record names its payload, written before it the first time (job_payload.h).
-      std::string payload_record;
-      uint64_t ref = payloads_.StoreRef(r.job().job_id(), &payload_record);
-      if (!payload_record.empty()) encoded.push_back(Journal::Frame(payload_record));
-      std::string body;
-      AppendJobField(body, 1, r.job(), kNoPayload, PayloadIdField(ref));
-      encoded.push_back(Journal::Frame(body));
-      MarkAcctDirty(r.job().job_id());
-      // A job that starts, ends or changes may satisfy another's dependency; a new or
-      // unchanged pending job cannot (its own updates unpark it through AddPending).
-      if (r.job().state() != pb::JOB_PENDING) eligibility_.NoteEvent();
+      EncodeJob(r.job(), encoded);
     } else {
       if (r.has_purge_job_id()) eligibility_.NoteEvent();
       encoded.push_back(Journal::Encode(r));
@@ -361,12 +351,31 @@ void Controller::Persist(std::vector<pb::JournalRecord> records, std::function<v
   journal_->Append(std::move(encoded), std::move(then));
 }
 
+void Controller::EncodeJob(const pb::JobRecord& job, std::vector<std::string>& encoded) {
+  // A job record names its payload, written before it the first time (job_payload.h).
+  std::string payload_record;
+  uint64_t ref = payloads_.StoreRef(job.job_id(), &payload_record);
+  if (!payload_record.empty()) encoded.push_back(Journal::Frame(payload_record));
+  std::string body;
+  AppendJobField(body, 1, job, kNoPayload, PayloadIdField(ref));
+  encoded.push_back(Journal::Frame(body));
+  MarkAcctDirty(job.job_id());
+  // A job that starts, ends or changes may satisfy another's dependency; a new or unchanged
+  // pending job cannot (its own updates unpark it through AddPending).
+  if (job.state() != pb::JOB_PENDING) eligibility_.NoteEvent();
+}
+
+void Controller::PersistJobs(const std::vector<pb::JobRecord*>& jobs, std::function<void()> then) {
+  std::vector<std::string> encoded;
+  encoded.reserve(jobs.size());
+  for (const pb::JobRecord* job : jobs) EncodeJob(*job, encoded);
+  journal_->Append(std::move(encoded), std::move(then));
+}
+
 void Controller::PersistJob(const pb::JobRecord& job, std::function<void()> then) {
-  pb::JournalRecord rec;
-  *rec.mutable_job() = job;
-  std::vector<pb::JournalRecord> v;
-  v.push_back(std::move(rec));
-  Persist(std::move(v), std::move(then));
+  std::vector<std::string> encoded;
+  EncodeJob(job, encoded);
+  journal_->Append(std::move(encoded), std::move(then));
 }
 
 void Controller::HandleAgent(const RpcConnectionPtr& conn, const std::string& body,
@@ -467,14 +476,8 @@ void Controller::HandleRequest(const RpcConnectionPtr& conn, const pb::Credentia
         respond(r);
         return;
       }
-      std::vector<pb::JournalRecord> recs;
-      for (auto* job : changed) {
-        pb::JournalRecord rec;
-        *rec.mutable_job() = *job;
-        recs.push_back(std::move(rec));
-      }
       NotePackable(changed);  // held by scontrol hold or requeuehold
-      Persist(std::move(recs), [this, respond, r] {
+      PersistJobs(changed, [this, respond, r] {
         respond(r);
         ScheduleSoon();
       });
