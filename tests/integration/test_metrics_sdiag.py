@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from conftest import wait_until
+from conftest import shoal_metric, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 SLEEPER = "#!/bin/bash\nsleep 120\n"
@@ -294,3 +294,25 @@ def test_metrics_auth_users_need_a_token(cluster, users, tmp_path):
     assert get([f"X-SLURM-USER-TOKEN: {token(users['shoaltest2'])}"]) == 403
     assert get(["X-SLURM-USER-TOKEN: not.a.token"]) == 401
     assert curl(port, "/livez")[0] == 200  # probes stay open
+
+
+def test_priority_recalculation_is_counted_and_timed(cluster):
+    """/metrics/shoal says how often the multifactor priorities were recalculated, over how many
+    pending jobs and how long it took (the main loop answers nothing meanwhile). A reconfigure
+    recalculates at once."""
+    c = cluster(nodes=2, conf=["MetricsType=metrics/openmetrics",
+                               "PriorityType=priority/multifactor", "PriorityWeightAge=1000",
+                               "PriorityWeightJobSize=100"])
+    blocker = c.sbatch(["-N2", "--exclusive", "-t", "5"], SLEEPER)
+    c.wait_job(blocker, states={"RUNNING"}, timeout=30)
+    waiting = [c.sbatch(["-t", "5"], "#!/bin/bash\ntrue\n") for _ in range(3)]
+    before = shoal_metric(c, "shoal_priority_recalcs_total", fresh=True)
+    c.run(["scontrol", "reconfigure"])
+    wait_until(lambda: shoal_metric(c, "shoal_priority_recalcs_total", fresh=True) > before, 15,
+               "a recalculation after the reconfigure")
+    assert shoal_metric(c, "shoal_priority_recalc_last_jobs") == len(waiting)
+    # The time is a real duration: present, and well under a second for three jobs.
+    text = c.run(["curl", "-s", f"http://127.0.0.1:{c.controller_port()}/metrics/shoal"]).stdout
+    last = float(re.search(r"^shoal_priority_recalc_last_seconds (\S+)", text, re.M).group(1))
+    assert 0 <= last < 1, text
+    c.run(["scancel", str(blocker)] + [str(j) for j in waiting])
