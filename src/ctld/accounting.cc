@@ -41,10 +41,6 @@ Status Controller::StartAccounting() {
   std::string host = conf_.Get("AccountingStorageHost", "localhost");
   std::string port = conf_.Get("AccountingStoragePort", "6819");
   dbd_address_ = host + ":" + port;
-  // Validated at start-up (LoadSchedulingConfig would be too late for a clear error).
-  auto flags = sched::ParseEnforce(conf_.Get("AccountingStorageEnforce"));
-  if (!flags) return flags.status();
-  enforce_ = *flags;
   auto fs = sched::ParseFairShareConfig(conf_.options);
   if (!fs) return fs.status();
   fairshare_.SetConfig(*fs);

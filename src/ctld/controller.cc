@@ -89,6 +89,13 @@ Status Controller::Start() {
     LogError("state save failed: %s; shutting down", msg.c_str());
     Shutdown();
   });
+  if (conf_.Get("AccountingStorageType") == "accounting_storage/slurmdbd") {
+    // Validated at start-up, and before the state: the load packs queued jobs only where no
+    // limits will be enforced (see MayPack).
+    auto flags = sched::ParseEnforce(conf_.Get("AccountingStorageEnforce"));
+    if (!flags) return flags.status();
+    enforce_ = *flags;
+  }
   LoadState();
   RecoverPowerWaits();
   if (Status s = StartAccounting(); !s.ok()) return s;
@@ -239,11 +246,7 @@ void Controller::LoadState() {
   payloads_.EndReplay();
   // Limits are enforced (and queued jobs kept parsed, see MayPack) once accounting starts, after
   // this: with enforcement configured, jobs are packed later, by PackJobs, if at all.
-  bool enforcement = false;
-  if (conf_.Get("AccountingStorageType") == "accounting_storage/slurmdbd") {
-    auto flags = sched::ParseEnforce(conf_.Get("AccountingStorageEnforce"));
-    enforcement = !flags || flags->associations || flags->limits || flags->qos;
-  }
+  bool enforcement = enforce_.associations || enforce_.limits || enforce_.qos;
   int64_t now = Now();
   ReserveJobTable(replayed.size());  // sized for every job, packed ones too (as at run time)
   jobs_by_id_stale_ = true;

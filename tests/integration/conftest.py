@@ -55,7 +55,8 @@ def http_status(port, path):
 
 
 def shoal_metric(c, name, fresh=False):
-    """The value of gauge `name` in cluster `c`'s /metrics/shoal (MetricsType must be set).
+    """The value of gauge `name` in cluster `c`'s /metrics/shoal (MetricsType must be set), an
+    int when it is whole.
     The controller keeps that text for a second (kMetricsCacheMs): `fresh` waits it out, for a
     value as of now rather than as of up to a second ago."""
     if fresh:
@@ -63,9 +64,10 @@ def shoal_metric(c, name, fresh=False):
     url = f"http://127.0.0.1:{c.controller_port()}/metrics/shoal"
     with urllib.request.urlopen(url, timeout=10) as r:
         text = r.read().decode()
-    m = re.search(rf"^{re.escape(name)} (\d+)", text, re.M)
+    m = re.search(rf"^{re.escape(name)} (\S+)", text, re.M)
     assert m, f"no {name} in /metrics/shoal:\n{text[:500]}"
-    return int(m.group(1))
+    value = float(m.group(1))
+    return int(value) if value.is_integer() else value
 
 
 def pid_alive(pid):
