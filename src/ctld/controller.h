@@ -301,7 +301,10 @@ class Controller {
   void LoadSchedulingConfig();
   // Sets job.priority (and the multifactor breakdown) unless held or set by an admin.
   void ComputePriority(pb::JobRecord& job, int64_t now);
+  // Starts a recalculation of every pending job's priority (a pass in progress starts over: the
+  // weights may have changed). The first batch runs now; the rest a batch per turn of the loop.
   void RecomputePriorities(int64_t now);
+  void RecomputePriorityBatch();
   const sched::PriorityContext& PriorityTotals();  // cached cluster totals (now unset)
   pb::Response QueryPriorities(const pb::PriorityQueryRequest& req);
 
@@ -613,13 +616,26 @@ class Controller {
   int64_t last_priority_calc_ = 0;
   int64_t priority_calc_period_s_ = 300;  // PriorityCalcPeriod
   // The multifactor recalculations' cost (/metrics/shoal): the main loop answers nothing while
-  // one runs, so its length at a site's queue size is worth watching.
+  // a batch runs, so the longest batch and the whole pass's time are worth watching.
   struct PriorityRecalcStats {
     uint64_t count = 0;
     uint64_t total_usec = 0;
-    uint64_t last_usec = 0;
+    uint64_t last_usec = 0;  // the last pass's time in its batches
     uint64_t last_jobs = 0;
+    uint64_t last_batches = 0;
+    uint64_t last_longest_batch_usec = 0;
   } priority_recalc_;
+  // The recalculation in progress: the pending jobs it goes over, `next` the first not yet done.
+  struct PriorityRecalcPass {
+    std::vector<uint32_t> ids;
+    size_t next = 0;
+    int64_t now = 0;
+    uint64_t usec = 0;
+    uint64_t batches = 0;
+    uint64_t longest_batch_usec = 0;
+    bool active = false;
+    bool posted = false;
+  } recalc_pass_;
   uint32_t backfill_interval_s_ = 30;  // bf_interval
   std::optional<sched::PriorityContext> priority_totals_;
   asio::steady_timer backfill_timer_;

@@ -607,10 +607,18 @@ void Controller::WriteShoalMetrics(OpenMetricsWriter& w) {
   w.Family("shoal_priority_recalc_seconds", "counter", "Time spent in those recalculations");
   w.Sample("shoal_priority_recalc_seconds_total", {},
            static_cast<double>(priority_recalc_.total_usec) / 1e6);
-  w.Gauge("shoal_priority_recalc_last_seconds", "How long the last recalculation took",
+  w.Gauge("shoal_priority_recalc_last_seconds",
+          "How long the last recalculation took, its batches together",
           static_cast<double>(priority_recalc_.last_usec) / 1e6);
   w.Gauge("shoal_priority_recalc_last_jobs", "Pending jobs the last recalculation went over",
           priority_recalc_.last_jobs);
+  w.Gauge("shoal_priority_recalc_last_batches",
+          "Turns of the main loop the last recalculation was spread over (requests are answered "
+          "between them)",
+          priority_recalc_.last_batches);
+  w.Gauge("shoal_priority_recalc_last_longest_batch_seconds",
+          "The longest of those batches: the longest the recalculation kept requests waiting",
+          static_cast<double>(priority_recalc_.last_longest_batch_usec) / 1e6);
   w.Family("shoal_jobs_submitted", "counter", "Jobs submitted since the controller started");
   w.Sample("shoal_jobs_submitted_total", diag_.lifetime_submitted());
   w.Family("shoal_jobs_started", "counter", "Jobs started since the controller started");

@@ -120,34 +120,69 @@ void Controller::ComputePriority(pb::JobRecord& job, int64_t now) {
 
 void Controller::RecomputePriorities(int64_t now) {
   last_priority_calc_ = now;
+  recalc_pass_.active = false;
   if (priority_.type == sched::PriorityType::kBasic) return;
-  auto started = std::chrono::steady_clock::now();
-  std::vector<uint32_t> ids;
-  ids.reserve(pending_.size());
+  PriorityRecalcPass& pass = recalc_pass_;
+  pass.ids.clear();
+  pass.ids.reserve(pending_.size());
   for (const auto& [prio, id] : pending_) {
-    // Packed runnable jobs are recomputed in their packed form below; packed held jobs keep
-    // priority 0.
+    // Packed held jobs keep priority 0.
     auto p = packed_.find(id);
-    if (p == packed_.end() || p->second.runnable) ids.push_back(id);
+    if (p == packed_.end() || p->second.runnable) pass.ids.push_back(id);
   }
-  for (uint32_t id : ids) {
+  pass.next = 0;
+  pass.now = now;
+  pass.usec = pass.batches = pass.longest_batch_usec = 0;
+  pass.active = true;
+  RecomputePriorityBatch();
+}
+
+void Controller::RecomputePriorityBatch() {
+  // A few thousand jobs (about 4 µs each) per turn of the main loop: at 100,000 pending jobs
+  // the pass would otherwise hold every request for about 0.4 s.
+  constexpr size_t kBatch = 2048;
+  PriorityRecalcPass& pass = recalc_pass_;
+  if (!pass.active) return;
+  auto started = std::chrono::steady_clock::now();
+  size_t end = std::min(pass.ids.size(), pass.next + kBatch);
+  for (; pass.next < end; ++pass.next) {
+    uint32_t id = pass.ids[pass.next];
+    // Jobs change between batches: started, ended, held or released since the pass began.
     if (auto p = packed_.find(id); p != packed_.end()) {
-      RecomputePackedPriority(id, p->second, now);
+      if (p->second.runnable) RecomputePackedPriority(id, p->second, pass.now);
       continue;
     }
-    pb::JobRecord* job = FindJob(id);
-    if (!job) continue;
-    RemovePending(*job);
-    ComputePriority(*job, now);
-    AddPending(*job);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.state() != pb::JOB_PENDING) continue;
+    pb::JobRecord& job = it->second;
+    RemovePending(job);
+    ComputePriority(job, pass.now);
+    AddPending(job);
   }
   auto usec = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now() - started)
                                         .count());
+  pass.usec += usec;
+  pass.batches++;
+  pass.longest_batch_usec = std::max(pass.longest_batch_usec, usec);
+  if (pass.next < pass.ids.size()) {
+    if (!pass.posted) {
+      pass.posted = true;
+      asio::post(io_, [this] {
+        recalc_pass_.posted = false;
+        RecomputePriorityBatch();
+      });
+    }
+    return;
+  }
+  pass.active = false;
   priority_recalc_.count++;
-  priority_recalc_.total_usec += usec;
-  priority_recalc_.last_usec = usec;
-  priority_recalc_.last_jobs = ids.size();
+  priority_recalc_.total_usec += pass.usec;
+  priority_recalc_.last_usec = pass.usec;
+  priority_recalc_.last_jobs = pass.ids.size();
+  priority_recalc_.last_batches = pass.batches;
+  priority_recalc_.last_longest_batch_usec = pass.longest_batch_usec;
+  ScheduleSoon();  // the queue's order may have changed
 }
 
 void Controller::RecomputePackedPriority(uint32_t id, PackedJob& packed, int64_t now) {

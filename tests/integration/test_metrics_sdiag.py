@@ -315,3 +315,36 @@ def test_priority_recalculation_is_counted_and_timed(cluster):
     last = shoal_metric(c, "shoal_priority_recalc_last_seconds")
     assert 0 <= last < 1, last
     c.run(["scancel", str(blocker)] + [str(j) for j in waiting])
+
+
+def test_priority_recalculation_runs_in_batches_and_reaches_every_job(cluster):
+    """A recalculation over more pending jobs than one batch (2,048) is spread over turns of the
+    main loop, so requests are answered between the batches, and it still reaches every job:
+    after a reconfigure that changes a weight, each of 5,000 pending jobs has the new priority."""
+    c = cluster(nodes=1, conf=["MetricsType=metrics/openmetrics", "MaxArraySize=5001",
+                               "PriorityType=priority/multifactor", "PriorityWeightAge=0",
+                               "PriorityWeightJobSize=1000"])
+    blocker = c.sbatch(["-N1", "--exclusive", "-t", "5"], SLEEPER)
+    c.wait_job(blocker, states={"RUNNING"}, timeout=30)
+    array = c.sbatch(["--array=0-4999", "-t", "5", "-o", "/dev/null"], "#!/bin/bash\ntrue\n")
+
+    def priorities():
+        out = c.run(["squeue", "-h", "-r", "-t", "PD", "-j", str(array), "-o", "%Q"]).stdout
+        return out.split()
+
+    before = priorities()
+    assert len(before) == 5000 and len(set(before)) == 1, set(before)
+    text = c.conf_path.read_text().replace("PriorityWeightJobSize=1000", "PriorityWeightJobSize=9000")
+    c.conf_path.write_text(text)
+    count = shoal_metric(c, "shoal_priority_recalcs_total", fresh=True)
+    c.run(["scontrol", "reconfigure"])
+    wait_until(lambda: shoal_metric(c, "shoal_priority_recalcs_total", fresh=True) > count, 15,
+               "the recalculation after the reconfigure")
+    assert shoal_metric(c, "shoal_priority_recalc_last_jobs") == 5000
+    assert shoal_metric(c, "shoal_priority_recalc_last_batches") == 3  # 2,048 + 2,048 + 904
+    longest = shoal_metric(c, "shoal_priority_recalc_last_longest_batch_seconds")
+    assert 0 < longest <= shoal_metric(c, "shoal_priority_recalc_last_seconds"), longest
+    after = priorities()
+    assert len(after) == 5000 and len(set(after)) == 1, set(after)
+    assert int(after[0]) > int(before[0]), (before[0], after[0])
+    c.run(["scancel", str(blocker), str(array)])
