@@ -61,6 +61,7 @@ Status Controller::StartAccounting() {
   // Every job held in memory may have changed since shoaldbd last heard: send them all again.
   for (const auto& [id, job] : jobs_) MarkAcctDirty(id);
   for (const auto& [id, packed] : packed_) MarkAcctDirty(id);
+  for (const auto& [id, packed] : packed_finished_) MarkAcctDirty(id);
   AccountingTick();
   return Status::Ok();
 }

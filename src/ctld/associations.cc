@@ -107,14 +107,16 @@ void Controller::RecountAssocUsage() {
   std::vector<sched::CountedJob> submitted, running;
   // Nothing is packed while limits are enforced (MayPack), unless enforcement came with a
   // reconfiguration: those few are read packed.
-  ForEachJob([&](uint32_t, const pb::JobRecord& job) {
-    bool is_running = HoldsNodes(job);
-    if (job.state() != pb::JOB_PENDING && !is_running) return;
-    auto cj = CountedOf(job);
-    if (!cj) return;
-    if (is_running) running.push_back(*cj);
-    submitted.push_back(std::move(*cj));
-  });
+  ForEachJob(
+      [&](uint32_t, const pb::JobRecord& job) {
+        bool is_running = HoldsNodes(job);
+        if (job.state() != pb::JOB_PENDING && !is_running) return;
+        auto cj = CountedOf(job);
+        if (!cj) return;
+        if (is_running) running.push_back(*cj);
+        submitted.push_back(std::move(*cj));
+      },
+      /*finished_packed=*/false);
   assoc_counters_ = sched::Recount(*assoc_tree_, submitted, running);
 }
 
@@ -152,7 +154,8 @@ void Controller::FairShareTick(int64_t now) {
   }
   for (auto it = fs_running_.begin(); it != fs_running_.end();) {
     if (still.count(*it) == 0) {
-      const pb::JobRecord* job = FindJob(*it);
+      pb::JobRecord scratch;
+      const pb::JobRecord* job = PeekJob(*it, &scratch);
       fairshare_.JobEnded(*it, job && job->end_time() > 0 ? job->end_time() : now);
       it = fs_running_.erase(it);
     } else {

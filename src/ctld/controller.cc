@@ -268,13 +268,20 @@ void Controller::LoadState() {
       packed_.emplace(id, Pack(std::move(bytes), parsed, view));
       continue;
     }
+    // Finished jobs too (accounting, once started, reads them where they are).
+    if (PackableFinished(parsed)) {
+      ended_by_time_.insert({parsed.end_time(), id});
+      packed_finished_.emplace(id, PackFinished(std::move(bytes), parsed));
+      continue;
+    }
     std::string().swap(bytes);
     pb::JobRecord& job = jobs_[id] = std::move(parsed);
     parsed = pb::JobRecord();
     if (job.state() == pb::JOB_SUSPENDED && job.preempted_by() != 0) preempt_suspended_.insert(id);
     if (HoldsNodes(job)) holders_.insert(id);
     if (IsFinished(job.state())) ended_by_time_.insert({job.end_time(), id});
-    if (Packable(job, now)) pack_candidates_.push_back(id);  // packed once serving (Start)
+    // Packed once serving (Start); finished ones once their epilogs have reported.
+    if (Packable(job, now) || IsFinished(job.state())) pack_candidates_.push_back(id);
     // Resources stay allocated to running and completing jobs until their nodes report back.
     if (HoldsNodes(job)) {
       RebookAfterRestart(job);
@@ -303,8 +310,9 @@ void Controller::LoadState() {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                   started)
                 .count();
-  LogInfo("state loaded in %lld ms: %zu jobs (%zu packed), %zu nodes", static_cast<long long>(ms),
-          JobCount(), packed_.size(), nodes_.size());
+  LogInfo("state loaded in %lld ms: %zu jobs (%zu packed, %zu finished packed), %zu nodes",
+          static_cast<long long>(ms), JobCount(), packed_.size(), packed_finished_.size(),
+          nodes_.size());
 }
 
 void Controller::MaybeCompact() {
@@ -327,6 +335,11 @@ void Controller::MaybeCompact() {
     AppendOverlay(packed, after);
     after += PayloadIdField(ref);
     AppendJobBytes(bytes, 2, packed.record, kNoPayload, after);
+  }
+  for (const auto& [id, packed] : packed_finished_) {
+    scratch.clear();
+    uint64_t ref = payloads_.StoreRef(id, &scratch);
+    AppendJobBytes(bytes, 2, packed.record, kNoPayload, PayloadIdField(ref));
   }
   for (const auto& n : nodes_) {
     if (n.deleted) continue;
@@ -590,7 +603,11 @@ void Controller::Tick() {
   ReservationTick(now);
   AccountingTick();
   FairShareTick(now);
-  PackJobs();  // those queued, looked up (unpacked) or held since the last tick
+  // Finished jobs not settled at the last try: epilogs or shoaldbd may have answered since.
+  pack_candidates_.insert(pack_candidates_.end(), finished_unsettled_.begin(),
+                          finished_unsettled_.end());
+  finished_unsettled_.clear();
+  PackJobs();  // those queued, finished, looked up (unpacked) or held since the last tick
   // Begin times and other time-based eligibility.
   ScheduleSoon();
   if (journal_->journal_bytes() > (256u << 20)) MaybeCompact();
@@ -600,21 +617,35 @@ pb::JobRecord* Controller::FindJob(uint32_t id) {
   auto it = jobs_.find(id);
   if (it != jobs_.end()) return &it->second;
   auto packed = packed_.find(id);
-  if (packed == packed_.end()) return nullptr;
+  if (packed != packed_.end()) {
+    pb::JobRecord& job = jobs_[id];
+    if (!Unpack(packed->second, &job)) LogError("job %u: its packed record does not parse", id);
+    packed_.erase(packed);
+    jobs_by_id_stale_ = true;
+    pack_candidates_.push_back(id);  // packed again by the next tick if it still qualifies
+    return &job;
+  }
+  auto finished = packed_finished_.find(id);
+  if (finished == packed_finished_.end()) return nullptr;
   pb::JobRecord& job = jobs_[id];
-  if (!Unpack(packed->second, &job)) LogError("job %u: its packed record does not parse", id);
-  packed_.erase(packed);
+  if (!UnpackFinished(finished->second, &job))
+    LogError("job %u: its packed record does not parse", id);
+  packed_finished_.erase(finished);
   jobs_by_id_stale_ = true;
-  pack_candidates_.push_back(id);  // packed again by the next tick if it still qualifies
+  pack_candidates_.push_back(id);  // a requeue would make it pending again: else packed again
   return &job;
 }
 
 const pb::JobRecord* Controller::PeekJob(uint32_t id, pb::JobRecord* scratch) const {
   if (auto it = jobs_.find(id); it != jobs_.end()) return &it->second;
-  auto packed = packed_.find(id);
-  if (packed == packed_.end()) return nullptr;
+  if (auto packed = packed_.find(id); packed != packed_.end()) {
+    scratch->Clear();
+    return Unpack(packed->second, scratch) ? scratch : nullptr;
+  }
+  auto finished = packed_finished_.find(id);
+  if (finished == packed_finished_.end()) return nullptr;
   scratch->Clear();
-  return Unpack(packed->second, scratch) ? scratch : nullptr;
+  return UnpackFinished(finished->second, scratch) ? scratch : nullptr;
 }
 
 bool Controller::MayPack(const pb::JobRecord& job, SchedView* view) const {
@@ -677,8 +708,21 @@ void Controller::PackJobs() {
     uint32_t id = pack_candidates_.back();
     pack_candidates_.pop_back();
     auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    if (IsFinished(it->second.state())) {
+      // Kept parsed while something may still happen to it: epilogs, or the final record not
+      // yet acknowledged by shoaldbd (the outbox reads it, and a reconnect sends it again).
+      if (!PackableFinished(it->second) || AcctUnsent(id)) {
+        finished_unsettled_.push_back(id);
+        continue;
+      }
+      packed_finished_.emplace(id, PackFinished(it->second));
+      jobs_.erase(it);
+      jobs_by_id_stale_ = true;
+      continue;
+    }
     SchedView view;
-    if (it == jobs_.end() || !MayPack(it->second, &view)) continue;
+    if (!MayPack(it->second, &view)) continue;
     pb::JobRecord& job = it->second;
     bool held = PackableHeld(job);
     if (!held && job.submit_time() >= now) {

@@ -500,17 +500,33 @@ class Controller {
   // The job to read without unpacking it: the parsed record, or a packed one parsed into
   // `scratch`; nullptr when there is no such job.
   const pb::JobRecord* PeekJob(uint32_t id, pb::JobRecord* scratch) const;
-  // Every job, hot or packed (packed ones parsed into a scratch record that `fn` must not keep).
+  // Every job, hot or packed (packed ones parsed into a scratch record that `fn` must not keep);
+  // `finished_packed` false: not those finished and packed, for a caller that counts only queued
+  // and running jobs and would parse each of them for nothing.
   template <class Fn>
-  void ForEachJob(Fn&& fn) const {
+  void ForEachJob(Fn&& fn, bool finished_packed = true) const {
     for (const auto& [id, job] : jobs_) fn(id, job);
     pb::JobRecord scratch;
     for (const auto& [id, packed] : packed_) {
       scratch.Clear();
       if (Unpack(packed, &scratch)) fn(id, static_cast<const pb::JobRecord&>(scratch));
     }
+    if (!finished_packed) return;
+    for (const auto& [id, packed] : packed_finished_) {
+      scratch.Clear();
+      if (UnpackFinished(packed, &scratch)) fn(id, static_cast<const pb::JobRecord&>(scratch));
+    }
   }
-  size_t JobCount() const { return jobs_.size() + packed_.size(); }
+  size_t JobCount() const { return jobs_.size() + packed_.size() + packed_finished_.size(); }
+  bool JobExists(uint32_t id) const {
+    return jobs_.count(id) || packed_.count(id) || packed_finished_.count(id);
+  }
+  // The parsed record of a job that may hold nodes, or nullptr: packed jobs (queued or
+  // finished) hold none, so they are not unpacked to be asked.
+  pb::JobRecord* FindParsedJob(uint32_t id) {
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? nullptr : &it->second;
+  }
   // Buckets in jobs_ for every job and `more` (see jobs_), grown by doubling (reserve() alone
   // may shrink the table to fit). Only where no loop walks jobs_.
   void ReserveJobTable(size_t more = 0) {
@@ -518,7 +534,8 @@ class Controller {
     if (need > jobs_.bucket_count() * jobs_.max_load_factor()) jobs_.reserve(2 * need);
   }
   // Packs the candidates that still qualify, a batch per call; SchedulePackJobs runs it in a
-  // turn of its own (and again while candidates are left).
+  // turn of its own (and again while candidates are left). Finished candidates not yet settled
+  // (epilogs, shoaldbd's acknowledgement) are tried again by the next tick.
   void PackJobs();
   void SchedulePackJobs();
   // Queues those of `jobs` that may be packed, and schedules the packing of held ones (runnable
@@ -565,7 +582,11 @@ class Controller {
   // loop over jobs_ that looks up another job (FindJob) keeps valid iterators.
   std::unordered_map<uint32_t, pb::JobRecord> jobs_;
   std::unordered_map<uint32_t, PackedJob> packed_;  // queued jobs, serialized (packed_job.h)
-  std::vector<uint32_t> pack_candidates_;  // queued since, or unpacked since, the last packing
+  // Finished jobs kept until MinJobAge, serialized (packed_job.h); each job is in exactly one of
+  // jobs_, packed_ and packed_finished_.
+  std::unordered_map<uint32_t, PackedFinishedJob> packed_finished_;
+  std::vector<uint32_t> pack_candidates_;     // queued, finished or unpacked since the last packing
+  std::vector<uint32_t> finished_unsettled_;  // finished candidates to try again next tick
   uint32_t partitions_version_ = 0;  // bumped when partitions_ is replaced (SchedView.partition)
   bool pack_posted_ = false;
   // Every job by id, ascending, for listings: rebuilt by QueryJobs only after a job was added,
@@ -573,11 +594,13 @@ class Controller {
   // tables' nodes misses the cache on each (about a third of an unfiltered squeue's controller
   // time with 20,000 jobs).
   struct JobRef {
+    enum class Kind : uint8_t { kParsed, kPacked, kFinished };
     uint32_t id;
-    bool is_packed;
+    Kind kind;
     union {
-      const pb::JobRecord* job;  // !is_packed
-      const PackedJob* packed;   // is_packed
+      const pb::JobRecord* job;           // kParsed
+      const PackedJob* packed;            // kPacked
+      const PackedFinishedJob* finished;  // kFinished
     };
   };
   std::vector<JobRef> jobs_by_id_;

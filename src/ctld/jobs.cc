@@ -165,7 +165,7 @@ pb::Response Controller::Submit(const pb::Credential& cred, pb::SubmitJobRequest
     if (!dep) return ErrorResponse(ErrorCode::kInvalidArgument, dep.error());
     for (const auto& term : dep->terms) {
       if (term.type == sched::DepType::kSingleton) continue;
-      if (!FindJob(term.job_id) && !array_tasks_.count(term.job_id))
+      if (!JobExists(term.job_id) && !array_tasks_.count(term.job_id))
         return ErrorResponse(ErrorCode::kInvalidArgument, "Job dependency problem");
     }
   }
@@ -301,6 +301,7 @@ std::string Controller::DependencyReason(const pb::JobRecord& job, int64_t now) 
     // An array is "not ok" as soon as one finished task failed.
     if (finished && !ok) t.ok = false;
   };
+  pb::JobRecord scratch;  // a packed job (queued or finished) is read, not unpacked
   auto lookup = [&](const sched::DepTerm& term) {
     sched::DepTarget t;
     auto tasks = array_tasks_.find(term.job_id);
@@ -311,7 +312,7 @@ std::string Controller::DependencyReason(const pb::JobRecord& job, int64_t now) 
       bool first = true;
       bool any_failed = false;
       for (uint32_t id : tasks->second) {
-        const pb::JobRecord* j = FindJob(id);
+        const pb::JobRecord* j = PeekJob(id, &scratch);
         if (!j || (task && j->array_task_id() != *task)) continue;
         describe(*j, t, first);
         first = false;
@@ -323,7 +324,7 @@ std::string Controller::DependencyReason(const pb::JobRecord& job, int64_t now) 
         t.finished = true;
         t.ok = false;
       }
-    } else if (const pb::JobRecord* j = FindJob(term.job_id)) {
+    } else if (const pb::JobRecord* j = PeekJob(term.job_id, &scratch)) {
       describe(*j, t, true);
     }
     return t;
@@ -588,7 +589,7 @@ pb::Response Controller::UpdateJob(const pb::Credential& cred, const pb::UpdateJ
             for (const auto& term : dep->terms) {
               if (term.type == sched::DepType::kSingleton) continue;
               if (term.job_id == job->job_id() ||
-                  (!FindJob(term.job_id) && !array_tasks_.count(term.job_id))) {
+                  (!JobExists(term.job_id) && !array_tasks_.count(term.job_id))) {
                 status = InvalidArgument("Job dependency problem");
                 break;
               }
@@ -798,6 +799,7 @@ void Controller::FinishJob(pb::JobRecord& job, pb::JobState state, int64_t now) 
   if (job.end_time() == 0 || job.end_time() < job.start_time()) job.set_end_time(now);
   if (job.start_time() == 0) job.set_start_time(now);
   ended_by_time_.insert({job.end_time(), job.job_id()});  // PurgeOldJobs' index
+  pack_candidates_.push_back(job.job_id());               // kept packed once settled (PackJobs)
   EndSteps(job, now);
   JobEnded(job, true);  // EpilogSlurmctld, node epilogs
   WakeAllocationWaiters(job);
@@ -909,7 +911,7 @@ void Controller::CheckTimeLimits(int64_t now) {
   ids.reserve(holders_.size());
   int64_t steady = SteadySeconds();
   for (auto it = holders_.begin(); it != holders_.end();) {
-    const pb::JobRecord* job = FindJob(*it);
+    const pb::JobRecord* job = FindParsedJob(*it);
     if (!job || !HoldsNodes(*job)) {
       terminate_sent_.erase(*it);
       it = holders_.erase(it);  // ended or requeued: re-added when it starts again
@@ -976,26 +978,38 @@ void Controller::PurgeOldJobs(int64_t now) {
   int64_t min_age = conf_.MinJobAge();
   std::vector<pb::JournalRecord> recs;
   // Ended jobs in end-time order: only those old enough are looked at.
+  pb::JobRecord scratch;  // a packed finished job, read for its array indexes
   for (auto e = ended_by_time_.begin(); e != ended_by_time_.end() && e->first + min_age < now;) {
-    auto it = jobs_.find(e->second);
-    if (it == jobs_.end() || !IsFinished(it->second.state()) || it->second.end_time() != e->first) {
+    const uint32_t id = e->second;
+    auto it = jobs_.find(id);
+    auto packed = it == jobs_.end() ? packed_finished_.find(id) : packed_finished_.end();
+    const pb::JobRecord* job = nullptr;
+    if (it != jobs_.end()) {
+      job = &it->second;
+    } else if (packed != packed_finished_.end() && packed->second.end_time == e->first) {
+      scratch.Clear();
+      if (UnpackFinished(packed->second, &scratch)) job = &scratch;
+    }
+    if (!job || !IsFinished(job->state()) || job->end_time() != e->first) {
       e = ended_by_time_.erase(e);  // stale: purged, requeued, or ended again later
       continue;
     }
-    const auto& job = it->second;
     // A job whose final record shoaldbd has not acknowledged stays (it is the outbox).
-    if (job.completing() || AcctUnsent(it->first)) {
+    if (job->completing() || AcctUnsent(id)) {
       ++e;
       continue;
     }
-    UnindexArrayTask(job);
-    shape_cache_.erase(it->first);
-    resolved_.erase(it->first);
-    payloads_.Drop(it->first);
+    UnindexArrayTask(*job);
+    shape_cache_.erase(id);
+    resolved_.erase(id);
+    payloads_.Drop(id);
     pb::JournalRecord rec;
-    rec.set_purge_job_id(it->first);
+    rec.set_purge_job_id(id);
     recs.push_back(std::move(rec));
-    jobs_.erase(it);
+    if (it != jobs_.end())
+      jobs_.erase(it);
+    else
+      packed_finished_.erase(packed);
     jobs_by_id_stale_ = true;
     e = ended_by_time_.erase(e);
   }

@@ -601,6 +601,8 @@ void Controller::WriteShoalMetrics(OpenMetricsWriter& w) {
           uint64_t{packed_.size()});
   w.Gauge("shoal_jobs_packed_runnable",
           "Of those, jobs that wait for resources or their turn (not held)", packed_runnable);
+  w.Gauge("shoal_jobs_finished_packed", "Finished jobs kept until MinJobAge, serialized in memory",
+          uint64_t{packed_finished_.size()});
   w.Family("shoal_priority_recalcs", "counter",
            "Multifactor priority recalculations (every PriorityCalcPeriod and on reconfigure)");
   w.Sample("shoal_priority_recalcs_total", priority_recalc_.count);

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/states.h"
 #include "common/units.h"
 #include "common/varint.h"
 
@@ -91,6 +92,31 @@ bool Unpack(const PackedJob& packed, pb::JobRecord* job) {
   if (packed.reason != PackedReason::kAsRecorded)
     job->set_reason(std::string(PackedReasonName(packed.reason)));
   return true;
+}
+
+bool PackableFinished(const pb::JobRecord& job) {
+  return IsFinished(job.state()) && !job.completing() && job.prolog_pending_nodes_size() == 0 &&
+         job.epilog_pending_nodes_size() == 0;
+}
+
+PackedFinishedJob PackFinished(const pb::JobRecord& job) {
+  std::string serialized;
+  job.SerializeToString(&serialized);
+  return PackFinished(std::move(serialized), job);
+}
+
+PackedFinishedJob PackFinished(std::string serialized, const pb::JobRecord& job) {
+  PackedFinishedJob p;
+  p.record = std::move(serialized);
+  p.record.shrink_to_fit();
+  p.end_time = job.end_time();
+  p.uid = job.spec().uid();
+  p.state = job.state();
+  return p;
+}
+
+bool UnpackFinished(const PackedFinishedJob& packed, pb::JobRecord* job) {
+  return job->ParseFromString(packed.record);
 }
 
 void AppendOverlay(const PackedJob& packed, std::string& out) {

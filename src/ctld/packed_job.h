@@ -61,6 +61,24 @@ bool Packable(const pb::JobRecord& job, int64_t now);
 // A held job, as opposed to a runnable one (both Packable).
 bool PackableHeld(const pb::JobRecord& job);
 
+// A finished job kept until MinJobAge (PurgeOldJobs) as its serialized record: nothing changes
+// it any more, listings copy its bytes, and a lookup by id parses it back (Controller::FindJob).
+// About a quarter of the parsed record's memory, as for queued jobs.
+struct PackedFinishedJob {
+  std::string record;    // the JobRecord serialized, as held in memory (no payload)
+  int64_t end_time = 0;  // PurgeOldJobs' key
+  uint32_t uid = 0;      // listings filtered by user
+  pb::JobState state = pb::JOB_COMPLETED;  // listings filtered by state
+};
+
+// Whether a finished job may be packed: nothing left to happen to it on any node (epilogs
+// reported). Whether shoaldbd has its final record is the controller's to check.
+bool PackableFinished(const pb::JobRecord& job);
+PackedFinishedJob PackFinished(const pb::JobRecord& job);
+// The same, from `serialized`: `job`'s own serialization, already at hand (a restart's replay).
+PackedFinishedJob PackFinished(std::string serialized, const pb::JobRecord& job);
+bool UnpackFinished(const PackedFinishedJob& packed, pb::JobRecord* job);
+
 // `view` is used for runnable jobs only.
 PackedJob Pack(const pb::JobRecord& job, const SchedView& view = {});
 // The same, from `serialized`: `job`'s own serialization, already at hand (a restart's replay).

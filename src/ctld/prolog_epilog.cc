@@ -371,7 +371,7 @@ void Controller::PrologEpilogTick(int64_t now) {
   }
   int64_t limit = PrologEpilogTimeout() > 0 ? PrologEpilogTimeout() + 10 : kDefaultEpilogWait;
   for (auto it = epilog_started_.begin(); it != epilog_started_.end();) {
-    pb::JobRecord* job = FindJob(it->first);
+    pb::JobRecord* job = FindParsedJob(it->first);  // a packed job has no epilog running
     if (!job) {
       it = epilog_started_.erase(it);
       continue;

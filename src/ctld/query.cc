@@ -116,11 +116,26 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
                                 req.omit_script() ? kNoPayload : payloads_.Bytes(id), shown);
     added();
   };
+  // A finished job kept packed, likewise (no overlay: nothing has changed it since).
+  auto add_finished = [&](uint32_t id, const PackedFinishedJob& packed) {
+    if (!uids.empty() && !uids.count(packed.uid)) return;
+    if (!states.empty() && !states.count(packed.state)) return;
+    if (!parts.empty() || !names.empty() || !nodes.empty()) {
+      scratch.Clear();
+      if (UnpackFinished(packed, &scratch)) add(scratch);
+      return;
+    }
+    projection.AppendSerialized(answer, 1, packed.record,
+                                req.omit_script() ? kNoPayload : payloads_.Bytes(id), {});
+    added();
+  };
   auto add_by_id = [&](uint32_t id) {
     if (auto it = jobs_.find(id); it != jobs_.end())
       add(it->second);
     else if (auto p = packed_.find(id); p != packed_.end())
       add_packed(id, p->second);
+    else if (auto f = packed_finished_.find(id); f != packed_finished_.end())
+      add_finished(id, f->second);
   };
   if (req.job_ids_size() > 0) {
     for (uint32_t id : req.job_ids()) {
@@ -151,13 +166,18 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
       // Only the ids are read here (a record's state lies on another cache line than its key):
       // finished jobs are skipped below, where the records are fetched ahead.
       for (const auto& [id, job] : jobs_) {
-        JobRef ref{id, false, {}};
+        JobRef ref{id, JobRef::Kind::kParsed, {}};
         ref.job = &job;
         jobs_by_id_.push_back(ref);
       }
       for (const auto& [id, packed] : packed_) {
-        JobRef ref{id, true, {}};
+        JobRef ref{id, JobRef::Kind::kPacked, {}};
         ref.packed = &packed;
+        jobs_by_id_.push_back(ref);
+      }
+      for (const auto& [id, packed] : packed_finished_) {
+        JobRef ref{id, JobRef::Kind::kFinished, {}};
+        ref.finished = &packed;
         jobs_by_id_.push_back(ref);
       }
       std::sort(jobs_by_id_.begin(), jobs_by_id_.end(),
@@ -171,30 +191,41 @@ void Controller::QueryJobs(const pb::JobQueryRequest& req, const Responder& resp
       for (size_t at = 0; at < bytes; at += 64)
         __builtin_prefetch(static_cast<const char*>(object) + at);
     };
-    // A packed job: its header, then its bytes.
+    // A packed job: its header, then its bytes. Finished packed jobs are skipped unless asked
+    // for: their headers only.
+    using Kind = JobRef::Kind;
+    const bool finished_too = req.include_finished();
     constexpr size_t kAhead = 8;
     for (size_t i = 0; i < sorted.size(); ++i) {
       if (i + kAhead < sorted.size()) {
         const JobRef& ahead = sorted[i + kAhead];
-        if (ahead.is_packed)
+        if (ahead.kind == Kind::kPacked)
           fetch(ahead.packed, sizeof(PackedJob));
-        else
+        else if (ahead.kind == Kind::kParsed)
           fetch(ahead.job, sizeof(pb::JobRecord));
+        else if (finished_too)
+          fetch(ahead.finished, sizeof(PackedFinishedJob));
       }
       if (i + kAhead / 2 < sorted.size()) {
         const JobRef& next = sorted[i + kAhead / 2];
-        if (next.is_packed)
+        if (next.kind == Kind::kPacked)
           fetch(next.packed->record.data(), next.packed->record.size());
-        else if (next.job->has_spec())
+        else if (next.kind == Kind::kParsed && next.job->has_spec())
           fetch(&next.job->spec(), sizeof(pb::JobSpec));
+        else if (next.kind == Kind::kFinished && finished_too)
+          fetch(next.finished->record.data(), next.finished->record.size());
       }
       scanned = i + 1;
-      if (sorted[i].is_packed) {
+      if (sorted[i].kind == Kind::kPacked) {
         add_packed(sorted[i].id, *sorted[i].packed);
         continue;
       }
+      if (sorted[i].kind == Kind::kFinished) {
+        if (finished_too) add_finished(sorted[i].id, *sorted[i].finished);
+        continue;
+      }
       const pb::JobRecord& job = *sorted[i].job;
-      if (!req.include_finished() && IsFinished(job.state()) && !job.completing()) continue;
+      if (!finished_too && IsFinished(job.state()) && !job.completing()) continue;
       add(job);
     }
   }

@@ -64,7 +64,7 @@ void Controller::RefreshAvailability() {
   // COMPLETING node in Slurm (the ended job's resources are already free).
   std::unordered_set<std::string_view> in_epilog;
   for (const auto& [id, since] : epilog_started_)
-    if (const pb::JobRecord* job = FindJob(id))
+    if (const pb::JobRecord* job = FindParsedJob(id))  // a packed job has no epilog running
       for (const auto& name : job->epilog_pending_nodes()) in_epilog.insert(name);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];

@@ -2,12 +2,14 @@
 // launches batch scripts on their first node once the allocation is durable.
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "common/states.h"
 #include "common/units.h"
 #include "ctld/controller.h"
+#include "sched/array_spec.h"
 #include "sched/dependency.h"
 
 namespace shoal::ctld {
@@ -257,7 +259,7 @@ void Controller::RunPlanner(bool with_backfill, uint32_t depth) {
       auto [count, fresh] = array_admitted.try_emplace(job->array_job_id(), 0);
       if (fresh) {
         for (uint32_t id : array_tasks_[job->array_job_id()]) {
-          const pb::JobRecord* t = FindJob(id);
+          const pb::JobRecord* t = FindParsedJob(id);  // running ones are never packed
           if (t && (t->state() == pb::JOB_RUNNING || t->completing())) ++count->second;
         }
       }
@@ -594,16 +596,14 @@ std::vector<std::string> Controller::JobEnvironment(const pb::JobRecord& job) co
   if (!s.comment().empty()) add("SLURM_JOB_COMMENT", s.comment());
   if (!s.container().empty()) add("SLURM_CONTAINER", s.container());
   if (job.array_task_id() != kNoArrayTask) {
-    auto it = array_tasks_.find(job.array_job_id());
-    uint32_t lo = job.array_task_id(), hi = lo, count = 0;
-    if (it != array_tasks_.end()) {
-      for (uint32_t id : it->second) {
-        const auto jt = jobs_.find(id);
-        if (jt == jobs_.end()) continue;
-        lo = std::min(lo, jt->second.array_task_id());
-        hi = std::max(hi, jt->second.array_task_id());
-        ++count;
-      }
+    // The whole array as submitted, as Slurm gives it: tasks already finished, purged or
+    // kept packed count too.
+    uint32_t lo = job.array_task_id(), hi = lo, count = 1;
+    if (auto whole = sched::ParseArraySpec(s.array(), UINT32_MAX);
+        whole && !whole->indexes.empty()) {
+      lo = whole->indexes.front();
+      hi = whole->indexes.back();
+      count = static_cast<uint32_t>(whole->indexes.size());
     }
     add("SLURM_ARRAY_JOB_ID", std::to_string(job.array_job_id()));
     add("SLURM_ARRAY_TASK_ID", std::to_string(job.array_task_id()));

@@ -53,7 +53,7 @@ def test_controller_kill9_with_1000_jobs(cluster):
     assert all(after[j] == "PENDING" for j in held)
     # The held jobs were loaded straight into their packed form, not parsed all at once first
     # (the peak of memory a large queue's restart touched).
-    loaded = re.findall(r"state loaded in \d+ ms: (\d+) jobs \((\d+) packed\)",
+    loaded = re.findall(r"state loaded in \d+ ms: (\d+) jobs \((\d+) packed,",
                         (c.log_dir / "shoalctld.log").read_text())
     assert loaded and loaded[-1] == (str(len(before)), str(len(held))), loaded
     for job in long:

@@ -118,6 +118,57 @@ TEST(PackedJob, RoundTripKeepsEveryFieldAndTheHeader) {
   EXPECT_FALSE(Pack(j, view).runnable);
 }
 
+// A finished job is packed once nothing can happen to it on a node: ended, its epilogs (and a
+// requeued job's prologs) reported.
+TEST(PackedJob, FinishedJobsQualifyOnceTheirEpilogsReported) {
+  pb::JobRecord j = Queued();
+  j.set_state(pb::JOB_COMPLETED);
+  j.set_start_time(kNow - 4);
+  j.set_end_time(kNow - 1);
+  j.add_nodes("n1");
+  EXPECT_TRUE(PackableFinished(j));
+  EXPECT_FALSE(Packable(j, kNow));  // not as a queued job
+  j.add_epilog_pending_nodes("n1");
+  EXPECT_FALSE(PackableFinished(j));
+  j.clear_epilog_pending_nodes();
+  j.set_completing(true);
+  EXPECT_FALSE(PackableFinished(j));
+  j.set_completing(false);
+  for (pb::JobState state : {pb::JOB_CANCELLED, pb::JOB_FAILED, pb::JOB_TIMEOUT, pb::JOB_NODE_FAIL,
+                             pb::JOB_OUT_OF_MEMORY}) {
+    j.set_state(state);
+    EXPECT_TRUE(PackableFinished(j)) << state;
+  }
+  for (pb::JobState state : {pb::JOB_PENDING, pb::JOB_RUNNING, pb::JOB_SUSPENDED}) {
+    j.set_state(state);
+    EXPECT_FALSE(PackableFinished(j)) << state;
+  }
+}
+
+TEST(PackedJob, FinishedRoundTripKeepsEveryFieldAndTheHeader) {
+  pb::JobRecord j = Queued();
+  j.set_state(pb::JOB_FAILED);
+  j.set_exit_status(3 << 8);
+  j.set_start_time(kNow - 4);
+  j.set_end_time(kNow - 1);
+  PackedFinishedJob p = PackFinished(j);
+  EXPECT_EQ(p.uid, 1000u);
+  EXPECT_EQ(p.state, pb::JOB_FAILED);
+  EXPECT_EQ(p.end_time, kNow - 1);
+  EXPECT_EQ(p.record.capacity(), p.record.size());
+  pb::JobRecord back;
+  ASSERT_TRUE(UnpackFinished(p, &back));
+  EXPECT_EQ(back.SerializeAsString(), j.SerializeAsString());
+  // From bytes already at hand (a restart), the same.
+  PackedFinishedJob again = PackFinished(j.SerializeAsString(), j);
+  EXPECT_EQ(again.record, p.record);
+  EXPECT_EQ(again.state, p.state);
+  EXPECT_LT(p.record.size() + sizeof(PackedFinishedJob),
+            sizeof(pb::JobRecord) + sizeof(pb::JobSpec));
+  p.record = "\xff\xff";
+  EXPECT_FALSE(UnpackFinished(p, &back));
+}
+
 // What a pass concluded lives in the overlay: unpacked, listed from the bytes, or written to a
 // snapshot, the job shows it and not what the record said when it was packed.
 TEST(PackedJob, OverlayWinsOverTheRecordEverywhere) {
