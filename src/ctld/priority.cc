@@ -176,10 +176,11 @@ void Controller::RecomputePriorityBatch() {
     return;
   }
   pass.active = false;
+  priority_recalc_.last_jobs = pass.ids.size();
+  std::vector<uint32_t>().swap(pass.ids);  // 400 KB at 100,000 jobs, until the next pass
   priority_recalc_.count++;
   priority_recalc_.total_usec += pass.usec;
   priority_recalc_.last_usec = pass.usec;
-  priority_recalc_.last_jobs = pass.ids.size();
   priority_recalc_.last_batches = pass.batches;
   priority_recalc_.last_longest_batch_usec = pass.longest_batch_usec;
   ScheduleSoon();  // the queue's order may have changed
