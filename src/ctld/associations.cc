@@ -152,9 +152,9 @@ void Controller::FairShareTick(int64_t now) {
     fairshare_.JobStarted(id, rj);
     fs_running_.insert(id);
   }
+  pb::JobRecord scratch;  // an ended job may be packed already: read, not unpacked
   for (auto it = fs_running_.begin(); it != fs_running_.end();) {
     if (still.count(*it) == 0) {
-      pb::JobRecord scratch;
       const pb::JobRecord* job = PeekJob(*it, &scratch);
       fairshare_.JobEnded(*it, job && job->end_time() > 0 ? job->end_time() : now);
       it = fs_running_.erase(it);

@@ -616,24 +616,21 @@ void Controller::Tick() {
 pb::JobRecord* Controller::FindJob(uint32_t id) {
   auto it = jobs_.find(id);
   if (it != jobs_.end()) return &it->second;
-  auto packed = packed_.find(id);
-  if (packed != packed_.end()) {
+  // Parsed into the job table; the next packing takes it back if it still qualifies (a queued
+  // job released or updated, a finished one requeued may not).
+  auto parse_back = [&](auto& packed_map, auto found, auto unpack) {
     pb::JobRecord& job = jobs_[id];
-    if (!Unpack(packed->second, &job)) LogError("job %u: its packed record does not parse", id);
-    packed_.erase(packed);
+    if (!unpack(found->second, &job)) LogError("job %u: its packed record does not parse", id);
+    packed_map.erase(found);
     jobs_by_id_stale_ = true;
-    pack_candidates_.push_back(id);  // packed again by the next tick if it still qualifies
+    pack_candidates_.push_back(id);
     return &job;
-  }
-  auto finished = packed_finished_.find(id);
-  if (finished == packed_finished_.end()) return nullptr;
-  pb::JobRecord& job = jobs_[id];
-  if (!UnpackFinished(finished->second, &job))
-    LogError("job %u: its packed record does not parse", id);
-  packed_finished_.erase(finished);
-  jobs_by_id_stale_ = true;
-  pack_candidates_.push_back(id);  // a requeue would make it pending again: else packed again
-  return &job;
+  };
+  if (auto packed = packed_.find(id); packed != packed_.end())
+    return parse_back(packed_, packed, Unpack);
+  if (auto finished = packed_finished_.find(id); finished != packed_finished_.end())
+    return parse_back(packed_finished_, finished, UnpackFinished);
+  return nullptr;
 }
 
 const pb::JobRecord* Controller::PeekJob(uint32_t id, pb::JobRecord* scratch) const {

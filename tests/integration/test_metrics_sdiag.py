@@ -298,8 +298,7 @@ def test_metrics_auth_users_need_a_token(cluster, users, tmp_path):
 
 def test_priority_recalculation_is_counted_and_timed(cluster):
     """/metrics/shoal says how often the multifactor priorities were recalculated, over how many
-    pending jobs and how long it took (the main loop answers nothing meanwhile). A reconfigure
-    recalculates at once."""
+    pending jobs and how long it took. A reconfigure recalculates at once."""
     c = cluster(nodes=2, conf=["MetricsType=metrics/openmetrics",
                                "PriorityType=priority/multifactor", "PriorityWeightAge=1000",
                                "PriorityWeightJobSize=100"])
@@ -334,8 +333,8 @@ def test_priority_recalculation_runs_in_batches_and_reaches_every_job(cluster):
 
     before = priorities()
     assert len(before) == 5000 and len(set(before)) == 1, set(before)
-    text = c.conf_path.read_text().replace("PriorityWeightJobSize=1000", "PriorityWeightJobSize=9000")
-    c.conf_path.write_text(text)
+    text = c.conf_path.read_text()
+    c.conf_path.write_text(text.replace("PriorityWeightJobSize=1000", "PriorityWeightJobSize=9000"))
     count = shoal_metric(c, "shoal_priority_recalcs_total", fresh=True)
     c.run(["scontrol", "reconfigure"])
     wait_until(lambda: shoal_metric(c, "shoal_priority_recalcs_total", fresh=True) > count, 15,
