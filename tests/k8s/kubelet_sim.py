@@ -1526,7 +1526,9 @@ def main():
                     help="command for containers of IMAGE (without tag) that set no command")
     ap.add_argument("--bridge", default="shoalbr0")
     ap.add_argument("--cidr", default="10.244.0.0/16")
-    ap.add_argument("--private-dirs", default="/run,/var/spool,/var/log",
+    # /etc/slurm: an image's is empty (deploy/docker/Dockerfile); a container must not find the
+    # host's slurm.conf (a Slurm installed on this host) before its own configuration.
+    ap.add_argument("--private-dirs", default="/run,/var/spool,/var/log,/etc/slurm",
                     help="comma list of host dirs each container gets its own empty copy of")
     ap.add_argument("--pod-api", help="API URL given to pods as KUBERNETES_SERVICE_HOST/PORT, "
                     "with a service-account token mounted at " + SA_PATH)
