@@ -310,3 +310,44 @@ def cluster_hosts(records, viewer_ns="default"):
     for fqdn, ip, _ in records:
         lines.append(f"{ip}\t{' '.join(dns_names(fqdn, viewer_ns))}")
     return "\n".join(lines) + "\n"
+
+
+def _slices_of(svc, slices):
+    ns = svc["metadata"].get("namespace", "default")
+    name = svc["metadata"]["name"]
+    return [s for s in slices
+            if s["metadata"].get("namespace", "default") == ns
+            and (s["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name]
+
+
+def slice_addresses(svc, slices):
+    """Ready endpoint addresses of a Service from its EndpointSlices (for Services without a
+    selector, e.g. `kubernetes`, whose endpoints are not pods)."""
+    out = []
+    for s in _slices_of(svc, slices):
+        for ep in s.get("endpoints") or []:
+            if (ep.get("conditions") or {}).get("ready") is False:
+                continue
+            for a in ep.get("addresses") or []:
+                if a not in out:
+                    out.append(a)
+    return out
+
+
+def slice_records(services, slices):
+    """Cluster DNS records of selectorless Services from their EndpointSlices (as dns_records
+    does from pods for the others): one address for a ClusterIP Service, all for headless."""
+    records = []
+    for svc in sorted(services, key=lambda s: (s["metadata"].get("namespace", ""),
+                                               s["metadata"]["name"])):
+        spec = svc.get("spec") or {}
+        if spec.get("selector") or spec.get("type") == "ExternalName":
+            continue
+        ns = svc["metadata"].get("namespace", "default")
+        fqdn = f"{svc['metadata']['name']}.{ns}.svc.{CLUSTER_DOMAIN}"
+        addrs = slice_addresses(svc, slices)
+        if spec.get("clusterIP") == "None":
+            records += [(fqdn, a, ns) for a in addrs]
+        elif addrs:
+            records.append((fqdn, addrs[0], ns))
+    return records

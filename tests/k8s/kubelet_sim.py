@@ -1,15 +1,32 @@
 #!/usr/bin/env python3
-"""A kubelet simulator: runs the pods bound to its simulated Kubernetes nodes as real local
-processes, each pod in its own network namespace (own IP on a bridge, own hostname, own
-/etc/hosts that plays cluster DNS), talking to any Kubernetes API server over the standard
-REST API (list/watch, merge-patch of pods/status, DELETE with gracePeriodSeconds=0).
+"""A node agent for Shoal's Kubernetes tests, in two modes.
+
+Process mode (the kubelet simulator of the older tests, against tests/k8s/fakekube): runs the
+pods bound to its simulated nodes as real local processes with the build's binaries, each pod in
+its own network namespace (own IP on a bridge, own hostname, own /etc/hosts that plays cluster
+DNS), over the standard REST API (list/watch, merge-patch of pods/status, DELETE with
+gracePeriodSeconds=0).
 
   kubelet_sim.py --api URL --node k1 [--node k2] --root DIR --bin-dir DIR [--bin-dir DIR2]
                  [--image-prefix shoal/] [--bridge shoalbr0 --cidr 10.244.0.0/16]
+
+OCI mode (against a real kube-apiserver, tests/kube/): one agent per node, authenticated as
+system:node:NAME by its --kubeconfig, registers its Node, heartbeats through its Lease and node
+status, and runs its pods as real OCI containers with podman (oci_runtime.py says why this is
+our own agent and not the real kubelet: Debian 12's containerd 1.6.20 is older than Kubernetes
+1.31+ supports, and kubelet 1.35+ refuses these cgroup-v1-only hosts). Cluster DNS/Service
+emulation reads the cluster with --dns-kubeconfig, the local storage provisioner writes
+PersistentVolumes with --storage-kubeconfig: rights a node does not have.
+
+  kubelet_sim.py --kubeconfig NODE.kubeconfig --node NAME --root DIR \
+                 [--dns-kubeconfig F] [--storage-kubeconfig F] [--pod-api URL] \
+                 [--bridge B --cidr C] [--node-cpus N --node-memory Q]
+  kill -USR1 PID / kill -USR2 PID   # stop / resume heartbeats (the Node goes NotReady)
   kubelet_sim.py --cleanup --root DIR      # remove what a crashed run left behind
 
-Stdlib only; needs root (ip netns, mount). Only pods whose every image starts with
---image-prefix run; others stay Pending with an ErrImagePull waiting reason.
+Needs root (ip netns, mount, podman). In process mode only pods whose every image starts with
+--image-prefix run; others stay Pending with an ErrImagePull waiting reason. tests/kube/nodes.py
+starts OCI-mode agents for a tests/kube/controlplane.py control plane.
 """
 
 import argparse
@@ -81,40 +98,86 @@ class ApiError(Exception):
 
 
 class Kube:
-    def __init__(self, url, token=None):
+    """A small Kubernetes REST client. With a CA the server's certificate is verified; a client
+    certificate/key or a bearer token authenticates (load_kubeconfig reads them from a
+    kubeconfig). Without a CA (the fake API server of the older tests) TLS is unverified."""
+
+    def __init__(self, url, token=None, ca=None, cert=None, key=None, token_file=None):
         u = urllib.parse.urlsplit(url)
         self.https = u.scheme == "https"
         self.host = u.hostname
         self.port = u.port or (443 if self.https else 80)
         self.prefix = u.path.rstrip("/")
+        self.url = url
         self.token = token
+        self.token_file = token_file
+        self.ctx = None
+        if self.https:
+            if ca:
+                self.ctx = ssl.create_default_context(cafile=str(ca))
+            else:
+                self.ctx = ssl._create_unverified_context()
+            if cert:
+                self.ctx.load_cert_chain(str(cert), str(key))
+        # One kept-alive connection per thread against a real API server (TLS handshakes are
+        # not free on a 2-core host); a fresh one per request otherwise, as before.
+        self.reuse = bool(ca)
+        self.local = threading.local()
 
     def _conn(self, timeout):
         if self.https:
             return http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
-                                               context=ssl._create_unverified_context())
+                                               context=self.ctx)
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def _headers(self, ctype=None):
         h = {"Accept": "application/json", "User-Agent": "shoal-kubelet-sim/1.0"}
         if ctype:
             h["Content-Type"] = ctype
-        if self.token:
-            h["Authorization"] = f"Bearer {self.token}"
+        token = self.token
+        if self.token_file:
+            try:
+                token = Path(self.token_file).read_text().strip()
+            except OSError:
+                pass
+        if token:
+            h["Authorization"] = f"Bearer {token}"
         return h
 
     def request(self, method, path, body=None, ctype="application/json", params=None, timeout=10):
         if params:
             path += "?" + urllib.parse.urlencode(params)
         data = json.dumps(body).encode() if body is not None else None
-        conn = self._conn(timeout)
-        try:
-            conn.request(method, self.prefix + path, body=data,
-                         headers=self._headers(ctype if data is not None else None))
-            resp = conn.getresponse()
-            raw = resp.read().decode(errors="replace")
-        finally:
-            conn.close()
+        headers = self._headers(ctype if data is not None else None)
+        for attempt in (0, 1):
+            conn = getattr(self.local, "conn", None) if self.reuse else None
+            fresh = conn is None
+            if fresh:
+                conn = self._conn(timeout)
+            try:
+                conn.timeout = timeout
+                if conn.sock is not None:
+                    conn.sock.settimeout(timeout)
+                conn.request(method, self.prefix + path, body=data, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read().decode(errors="replace")
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                    http.client.CannotSendRequest, http.client.ResponseNotReady):
+                conn.close()
+                self.local.conn = None
+                if fresh or attempt:
+                    raise
+                continue  # a kept-alive connection the server had closed: once more
+            except BaseException:
+                conn.close()
+                self.local.conn = None
+                raise
+            if self.reuse and not resp.will_close:
+                self.local.conn = conn
+            else:
+                conn.close()
+                self.local.conn = None
+            break
         if resp.status >= 300:
             raise ApiError(resp.status, raw)
         return json.loads(raw) if raw.strip() else {}
@@ -129,6 +192,9 @@ class Kube:
 
     def merge_patch(self, path, body):
         return self.request("PATCH", path, body, ctype="application/merge-patch+json")
+
+    def strategic_patch(self, path, body):
+        return self.request("PATCH", path, body, ctype="application/strategic-merge-patch+json")
 
     def watch(self, path, params, stop):
         """Yields (type, object) of a watch stream until it ends or `stop` is set."""
@@ -150,6 +216,58 @@ class Kube:
                 yield ev.get("type"), ev.get("object") or {}
         finally:
             conn.close()
+
+
+def load_kubeconfig(path, context=None):
+    """A Kube for a kubeconfig's current (or named) context: server, certificate-authority
+    (-data), client-certificate/-key (-data), token or tokenFile. Inline data is written to
+    private files beside nothing else (ssl wants files)."""
+    import base64
+    import tempfile
+    try:
+        import yaml
+        cfg = yaml.safe_load(Path(path).read_text())
+    except ImportError:
+        cfg = json.loads(Path(path).read_text())
+    base = Path(path).resolve().parent
+    name = context or cfg.get("current-context")
+    ctx = next((c["context"] for c in cfg.get("contexts") or [] if c.get("name") == name),
+               (cfg.get("contexts") or [{}])[0].get("context", {}))
+    cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx.get("cluster",
+                   cfg["clusters"][0]["name"]))
+    users = cfg.get("users") or []
+    user = next((u.get("user") or {} for u in users if u.get("name") == ctx.get("user")),
+                users[0].get("user", {}) if users else {})
+    tmp = None
+
+    def file_of(field):
+        nonlocal tmp
+        for src in (cluster, user):
+            if src.get(field):
+                p = Path(src[field])
+                return p if p.is_absolute() else base / p
+            if src.get(field + "-data"):
+                if tmp is None:
+                    tmp = Path(tempfile.mkdtemp(prefix="kubeconfig-"))
+                p = tmp / field
+                p.write_bytes(base64.b64decode(src[field + "-data"]))
+                p.chmod(0o600)
+                return p
+        return None
+
+    token_file = user.get("tokenFile")
+    if token_file and not Path(token_file).is_absolute():
+        token_file = base / token_file
+    kube = Kube(cluster["server"], token=user.get("token"),
+                ca=file_of("certificate-authority"), cert=file_of("client-certificate"),
+                key=file_of("client-key"), token_file=token_file)
+    if cluster.get("insecure-skip-tls-verify") and kube.https:
+        kube.ctx.check_hostname = False
+        kube.ctx.verify_mode = ssl.CERT_NONE
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)  # loaded into the SSL context already
+    kube.namespace = ctx.get("namespace", "default")
+    return kube
 
 
 class Informer:
@@ -615,11 +733,11 @@ class PodWorker(threading.Thread):
 
     def lookup(self, kind, name):
         inf = self.sim.configmaps if kind == "ConfigMap" else self.sim.secrets
-        obj = inf.get(self.ns_name, name)
+        obj = inf.get(self.ns_name, name) if inf is not None else None
         if obj is None:
             plural = "configmaps" if kind == "ConfigMap" else "secrets"
             path = f"/api/v1/namespaces/{self.ns_name}/{plural}/{name}"
-            obj = self.sim.kube.get(path)
+            obj = self.sim.cached_get(path)
         return obj
 
     def container_env(self, c):
@@ -973,14 +1091,9 @@ class PodWorker(threading.Thread):
                     os.chmod(vdir, 0o777)
                     self.volume_dirs[name] = vdir
                 elif "persistentVolumeClaim" in v:
-                    claim = v["persistentVolumeClaim"]["claimName"]
-                    pvc = self.sim.pvcs.get(self.ns_name, claim) or self.sim.kube.get(
-                        f"/api/v1/namespaces/{self.ns_name}/persistentvolumeclaims/{claim}")
-                    if pvc is None:
-                        return f'persistentvolumeclaim "{claim}" not found'
-                    self.sim.bind_pvc(pvc)
-                    d = self.sim.pvc_dir(self.ns_name, claim)
-                    d.mkdir(parents=True, exist_ok=True)
+                    d, err = self.claim_dir(v["persistentVolumeClaim"]["claimName"])
+                    if err:
+                        return err
                     self.apply_fs_group(d)
                     self.volume_dirs[name] = d
                 elif "hostPath" in v:
@@ -1000,6 +1113,24 @@ class PodWorker(threading.Thread):
             except ApiError as e:
                 return str(e)
         return None
+
+    def claim_dir(self, claim):
+        """(host directory, None) of a PVC, or (None, error). Here: the simulator's own
+        directory, the claim marked Bound by hand (the fake API server has no PV controller);
+        OciPodWorker uses the PersistentVolume the real PV controller bound."""
+        pvc = self.sim.pvcs.get(self.ns_name, claim) or self.sim.kube.get(
+            f"/api/v1/namespaces/{self.ns_name}/persistentvolumeclaims/{claim}")
+        if pvc is None:
+            return None, f'persistentvolumeclaim "{claim}" not found'
+        self.sim.bind_pvc(pvc)
+        d = self.sim.pvc_dir(self.ns_name, claim)
+        d.mkdir(parents=True, exist_ok=True)
+        return d, None
+
+    def sa_token(self, source):
+        """(token, None) for a projected serviceAccountToken source, or (None, error); None,
+        None: not supported here (the older tests' pods get --pod-token instead)."""
+        return None, None
 
     def apply_fs_group(self, d):
         fs_group = (self.current()["spec"].get("securityContext") or {}).get("fsGroup")
@@ -1042,6 +1173,13 @@ class PodWorker(threading.Thread):
                 else:
                     for k, val in data.items():
                         files[k] = (val, mode)
+            sat = src.get("serviceAccountToken")
+            if sat:
+                token, err = self.sa_token(sat)
+                if err:
+                    return err
+                if token is not None:
+                    files[sat.get("path") or "token"] = (token.encode(), default_mode)
             dapi = src.get("downwardAPI")
             if dapi:
                 for it in dapi.get("items") or []:
@@ -1180,8 +1318,18 @@ class PodWorker(threading.Thread):
 class Simulator:
     def __init__(self, args):
         self.args = args
-        self.kube = Kube(args.api, token=args.token)
+        self.ks = sys.modules[__name__]  # for the OCI mode's modules
+        # Against a real API server (--kubeconfig): the node's own identity for its Node, Lease
+        # and pods; a cluster-DNS identity for the cluster-wide reads a node may not make; a
+        # storage identity for the local provisioner.
+        self.api_mode = bool(args.kubeconfig)
+        self.kube = load_kubeconfig(args.kubeconfig) if args.kubeconfig else \
+            Kube(args.api, token=args.token)
+        self.dns_kube = load_kubeconfig(args.dns_kubeconfig) if args.dns_kubeconfig else None
+        self.storage_kube = (load_kubeconfig(args.storage_kubeconfig)
+                             if args.storage_kubeconfig else None)
         self.nodes = args.node
+        self.node_name = self.nodes[0]
         self.root = Path(args.root).resolve()
         self.bin_dirs = [Path(d).resolve() for d in args.bin_dir or []]
         self.image_prefix = args.image_prefix
@@ -1198,6 +1346,48 @@ class Simulator:
         self.dirty = threading.Event()
         self.created_file = self.root / "state" / "created-paths"
         self.private_dirs = [d for d in (args.private_dirs or "").split(",") if d.strip()]
+        self.node_ip = args.node_ip or self.net.gateway
+        self.heartbeat_paused = threading.Event()  # SIGUSR1 sets it, SIGUSR2 clears it
+        self.node_uids = {}
+        self.last_full_status = {}
+        self.cache = {}
+        self.cache_lock = threading.Lock()
+        self.configmaps = self.secrets = self.pvcs = self.endpointslices = None
+        self.volume_refresh = args.volume_refresh or (5.0 if self.api_mode else 1.0)
+        self.seccomp_root = args.seccomp_root
+        self.runtime_name = args.runtime or ("podman" if self.api_mode else "process")
+        self.worker_class = PodWorker
+        self.runtime = None
+        if self.runtime_name == "podman":
+            import oci_runtime  # noqa: PLC0415 - only the OCI mode needs it
+            oci_runtime.bind(self.ks)
+            self.runtime = oci_runtime.Podman(self.node_name, self.root,
+                                              ulimits=args.podman_ulimit)
+            self.worker_class = oci_runtime.make_worker_class()
+
+    def cached_get(self, path, ttl=2.0):
+        """GET with a short cache: ConfigMaps and Secrets read one by one (a node may not list
+        them; the Node authorizer lets it get those its pods reference)."""
+        now = time.monotonic()
+        with self.cache_lock:
+            hit = self.cache.get(path)
+            if hit and now - hit[0] < ttl:
+                return hit[1]
+        obj = self.kube.get(path)
+        with self.cache_lock:
+            self.cache[path] = (now, obj)
+        return obj
+
+    def master_service_env(self):
+        """The `kubernetes` Service's variables every container gets, pointing at the API
+        server's address pods can reach (there is no kube-proxy for its ClusterIP here)."""
+        u = urllib.parse.urlsplit(self.args.pod_api or self.kube.url)
+        host, port = u.hostname, str(u.port or 443)
+        return {"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port,
+                "KUBERNETES_SERVICE_PORT_HTTPS": port, "KUBERNETES_PORT": f"tcp://{host}:{port}",
+                "KUBERNETES_PORT_443_TCP": f"tcp://{host}:{port}",
+                "KUBERNETES_PORT_443_TCP_PROTO": "tcp", "KUBERNETES_PORT_443_TCP_PORT": port,
+                "KUBERNETES_PORT_443_TCP_ADDR": host}
 
     def pod_api_env(self):
         if not self.args.pod_api:
@@ -1246,6 +1436,10 @@ class Simulator:
 
     def backend_ip(self, svc):
         backends = kp.service_backends(svc, self.all_pods.snapshot())
+        if not backends and self.endpointslices is not None \
+                and not (svc.get("spec") or {}).get("selector"):
+            addrs = kp.slice_addresses(svc, self.endpointslices.snapshot())
+            return addrs[0] if addrs else None
         return backends[0]["status"]["podIP"] if backends else None
 
     # --- nodes -------------------------------------------------------------------------
@@ -1253,23 +1447,50 @@ class Simulator:
     def node_object(self, name):
         mem_kib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
         cap = {"cpu": str(self.args.node_cpus or os.cpu_count()),
-               "memory": self.args.node_memory or f"{mem_kib}Ki", "pods": "110",
+               "memory": self.args.node_memory or f"{mem_kib}Ki",
+               "pods": str(self.args.node_pods or 110),
                "ephemeral-storage": "100Gi"}
+        arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
         labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                  "kubernetes.io/arch": "amd64"}
-        info = {"kubeletVersion": "v1.30.0-shoal-sim", "kubeProxyVersion": "v1.30.0-shoal-sim",
-                "operatingSystem": "linux", "architecture": "amd64",
-                "containerRuntimeVersion": "shoal-sim://1.0", "osImage": "Debian GNU/Linux 12",
+                  "kubernetes.io/arch": arch}
+        for item in self.args.node_label or []:
+            k, _, v = item.partition("=")
+            labels[k] = v
+        version = self.kubelet_version()
+        runtime = "shoal-sim://1.0"
+        if self.runtime is not None:
+            runtime = f"podman://{self.podman_version()}"
+        info = {"kubeletVersion": version, "kubeProxyVersion": version,
+                "operatingSystem": "linux", "architecture": arch,
+                "containerRuntimeVersion": runtime, "osImage": "Debian GNU/Linux 12",
                 "kernelVersion": os.uname().release, "machineID": "", "systemUUID": "",
                 "bootID": ""}
         return {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": name, "labels": labels},
                 "spec": {},
                 "status": {"capacity": cap, "allocatable": cap,
-                           "addresses": [{"type": "InternalIP", "address": self.net.gateway},
+                           "addresses": [{"type": "InternalIP", "address": self.node_ip},
                                          {"type": "Hostname", "address": name}],
-                           "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                           "daemonEndpoints": {"kubeletEndpoint": {"Port": self.args.node_port}},
                            "nodeInfo": info}}
+
+    def kubelet_version(self):
+        if not self.api_mode:
+            return "v1.30.0-shoal-sim"
+        if not getattr(self, "_version", None):
+            try:
+                v = self.kube.get("/version") or {}
+                self._version = f"{v.get('gitVersion', 'v0.0.0')}-shoal-agent"
+            except (ApiError, OSError):
+                return "v0.0.0-shoal-agent"
+        return self._version
+
+    def podman_version(self):
+        if not getattr(self, "_podman_version", None):
+            r = run([self.runtime.podman, "version", "--format", "{{.Client.Version}}"],
+                    check=False, timeout=30)
+            self._podman_version = r.stdout.strip() or "unknown"
+        return self._podman_version
 
     def node_conditions(self, existing):
         t = now_rfc3339()
@@ -1284,18 +1505,21 @@ class Simulator:
     def register_node(self, name):
         obj = self.node_object(name)
         try:
-            self.kube.request("POST", "/api/v1/nodes", obj)
+            made = self.kube.request("POST", "/api/v1/nodes", obj)
+            self.node_uids[name] = made["metadata"].get("uid")
             log(f"registered node {name}")
         except ApiError as e:
             if e.status != 409:
                 raise
         self.post_node_status(name, obj["status"])
+        self.last_full_status[name] = time.monotonic()
 
     def post_node_status(self, name, status):
         for _ in range(10):
             cur = self.kube.get(f"/api/v1/nodes/{name}")
             if cur is None:
                 return False
+            self.node_uids[name] = cur["metadata"].get("uid")
             conds = (cur.get("status") or {}).get("conditions") or []
             ready = [c for c in conds if c.get("type") == "Ready"]
             if status is None and ready and ready[0].get("status") == "True":
@@ -1313,30 +1537,55 @@ class Simulator:
         return False
 
     def renew_lease(self, name):
+        """The node's Lease in kube-node-lease, owned by its Node (as kubelet's lease
+        controller: the Node's deletion collects it)."""
         path = f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}"
-        spec = {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": now_micro()}
+        spec = {"holderIdentity": name, "leaseDurationSeconds": self.args.lease_duration,
+                "renewTime": now_micro()}
+        uid = self.node_uids.get(name)
+        owners = [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": uid}] if uid else None
+        body = {"spec": spec}
+        if owners and self.lease_owner.get(name) != uid:
+            body["metadata"] = {"ownerReferences": owners}
         try:
-            self.kube.merge_patch(path, {"spec": spec})
+            self.kube.merge_patch(path, body)
+            if owners:
+                self.lease_owner[name] = uid
         except ApiError as e:
             if e.status != 404:
                 raise
+            meta = {"name": name, "namespace": "kube-node-lease"}
+            if owners:
+                meta["ownerReferences"] = owners
             self.kube.request("POST", path.rsplit("/", 1)[0],
                               {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                               "metadata": {"name": name, "namespace": "kube-node-lease"},
-                               "spec": spec})
+                               "metadata": meta, "spec": spec})
+            if owners:
+                self.lease_owner[name] = uid
 
     def heartbeat_loop(self):
+        self.lease_owner = {}
         while not self.stopping.is_set():
+            if self.heartbeat_paused.is_set():
+                self.stopping.wait(1)
+                continue
             for n in self.nodes:
                 try:
-                    self.renew_lease(n)
                     if self.kube.get(f"/api/v1/nodes/{n}") is None:
                         self.register_node(n)  # someone deleted the Node: register again
                     else:
-                        self.post_node_status(n, None)
+                        # kubelet posts its full status every so often even when nothing
+                        # changed (nodeStatusReportFrequency); in between the Lease is the
+                        # heartbeat and the status is only patched when Ready is not True.
+                        full = self.api_mode and time.monotonic() - self.last_full_status.get(
+                            n, 0) > self.args.status_seconds
+                        self.post_node_status(n, self.node_object(n)["status"] if full else None)
+                        if full:
+                            self.last_full_status[n] = time.monotonic()
+                    self.renew_lease(n)
                 except Exception as e:  # noqa: BLE001 - retry at the next beat
                     log(f"node {n}: heartbeat: {e}")
-            self.stopping.wait(10)
+            self.stopping.wait(self.args.lease_renew)
 
     # --- pods ----------------------------------------------------------------------------
 
@@ -1373,7 +1622,7 @@ class Simulator:
                     if p["metadata"].get("deletionTimestamp"):
                         self._delete_finished(p)
                     continue  # finished before we (re)started: nothing to run
-                w = PodWorker(self, p)
+                w = self.worker_class(self, p)
                 self.workers[uid] = w
                 w.start()
 
@@ -1394,7 +1643,10 @@ class Simulator:
         self.dirty.set()
 
     def refresh_dns(self):
-        self.dns = kp.dns_records(self.services.snapshot(), self.all_pods.snapshot())
+        services = self.services.snapshot()
+        self.dns = kp.dns_records(services, self.all_pods.snapshot())
+        if self.endpointslices is not None:
+            self.dns += kp.slice_records(services, self.endpointslices.snapshot())
         # In place (same inode): host processes may have it bind-mounted over /etc/hosts.
         text = kp.cluster_hosts(self.dns)
         with open(self.root / "hosts", "a+") as f:
@@ -1416,17 +1668,46 @@ class Simulator:
             sys.exit("kubelet_sim: needs root (network namespaces, mounts)")
         self.root.mkdir(parents=True, exist_ok=True)
         self.net.ensure_bridge()
+        if self.runtime is not None:
+            (self.root / "state").mkdir(parents=True, exist_ok=True)
+            (self.root / "state" / "runtime").write_text("podman\n")
+            self.runtime.start(self.stop_watch)
         for n in self.nodes:
             self.register_node(n)
         self.dns_dirty = threading.Event()
         stop = self.stop_watch
-        self.services = Informer(self.kube, "/api/v1/services", {}, self.on_dns_input, stop)
-        self.all_pods = Informer(self.kube, "/api/v1/pods", {}, self.on_dns_input, stop)
-        self.configmaps = Informer(self.kube, "/api/v1/configmaps", {}, lambda t, o: None, stop)
-        self.secrets = Informer(self.kube, "/api/v1/secrets", {}, lambda t, o: None, stop)
-        self.pvcs = Informer(self.kube, "/api/v1/persistentvolumeclaims", {}, self.on_pvc, stop)
-        for inf in (self.services, self.all_pods, self.configmaps, self.secrets):
-            inf.synced.wait(15)
+        if self.api_mode:
+            # Cluster DNS and Service variables read every Service, pod and EndpointSlice:
+            # with the cluster-DNS identity (CoreDNS's rights). Without one the node's own
+            # identity sees the Services and its own pods only.
+            dns = self.dns_kube or self.kube
+            self.services = Informer(dns, "/api/v1/services", {}, self.on_dns_input, stop)
+            if self.dns_kube:
+                self.all_pods = Informer(dns, "/api/v1/pods", {}, self.on_dns_input, stop)
+                self.endpointslices = Informer(dns, "/apis/discovery.k8s.io/v1/endpointslices",
+                                               {}, self.on_dns_input, stop)
+            else:
+                self.all_pods = Informer(self.kube, "/api/v1/pods",
+                                         {"fieldSelector": f"spec.nodeName={self.node_name}"},
+                                         self.on_dns_input, stop)
+            for inf in (self.services, self.all_pods):
+                inf.synced.wait(15)
+            if self.storage_kube:
+                import local_provisioner  # noqa: PLC0415
+                local_provisioner.LocalProvisioner(
+                    self, self.storage_kube, self.node_name,
+                    self.args.storage_root or self.root / "local-path",
+                    self.args.storage_provisioner).start(stop)
+        else:
+            self.services = Informer(self.kube, "/api/v1/services", {}, self.on_dns_input, stop)
+            self.all_pods = Informer(self.kube, "/api/v1/pods", {}, self.on_dns_input, stop)
+            self.configmaps = Informer(self.kube, "/api/v1/configmaps", {}, lambda t, o: None,
+                                       stop)
+            self.secrets = Informer(self.kube, "/api/v1/secrets", {}, lambda t, o: None, stop)
+            self.pvcs = Informer(self.kube, "/api/v1/persistentvolumeclaims", {}, self.on_pvc,
+                                 stop)
+            for inf in (self.services, self.all_pods, self.configmaps, self.secrets):
+                inf.synced.wait(15)
         self.node_pods = [Informer(self.kube, "/api/v1/pods",
                                    {"fieldSelector": f"spec.nodeName={n}"}, self.on_node_pods, stop)
                           for n in self.nodes]
@@ -1456,6 +1737,8 @@ class Simulator:
             if w.is_alive():
                 w.finished.wait(max(deadline - time.monotonic(), 0.1))
         self.stop_watch.set()
+        if self.runtime is not None:
+            self.runtime.close()
         cleanup(self.root, self.net.bridge, self.args.cidr)
         (self.root / "state" / "ready").unlink(missing_ok=True)
 
@@ -1464,6 +1747,16 @@ def cleanup(root, bridge, cidr):
     """Removes every netns, veth, hosts file and IP lease recorded under `root`, and the mount
     targets the simulator created when no other simulator is still running pods."""
     net = Network(bridge, cidr, Path(root) / "state" / "netns")
+    runtime_file = Path(root) / "state" / "runtime"
+    if runtime_file.exists():
+        # OCI mode: every container this agent root started, whatever state it is in.
+        podman = shutil.which("podman") or "/usr/bin/podman"
+        r = run([podman, "ps", "-a", "-q", "--no-trunc", "--filter",
+                 f"label=shoal.dev/agent-root={Path(root).resolve()}"], check=False, timeout=60)
+        ids = r.stdout.split()
+        if ids:
+            run([podman, "rm", "-f", "-v", *ids], check=False, timeout=120)
+        runtime_file.unlink(missing_ok=True)
     if net.ledger.exists():
         for entry in sorted(net.ledger.iterdir()):
             net.teardown(entry.name)
@@ -1517,6 +1810,34 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--api", help="Kubernetes API server URL (http or https)")
     ap.add_argument("--token", help="bearer token for the API server")
+    ap.add_argument("--kubeconfig", help="the node's kubeconfig (a real API server: CA-verified "
+                    "TLS, client certificate or token); implies --runtime podman")
+    ap.add_argument("--dns-kubeconfig", help="identity for the cluster-wide reads of cluster "
+                    "DNS and Service emulation (CoreDNS's rights; tests/kube/agent-rbac.yaml)")
+    ap.add_argument("--storage-kubeconfig", help="identity of the local storage provisioner "
+                    "(runs it; local-path-provisioner's rights)")
+    ap.add_argument("--storage-root", help="where provisioned volumes live (ROOT/local-path)")
+    ap.add_argument("--storage-provisioner", default="shoal.dev/local-path",
+                    help="the provisioner name StorageClasses name")
+    ap.add_argument("--runtime", choices=["process", "podman"],
+                    help="process: containers as host processes (default with --api); podman: "
+                    "OCI containers (default with --kubeconfig)")
+    ap.add_argument("--node-ip", help="the node's InternalIP and pods' hostIP (bridge gateway)")
+    ap.add_argument("--node-label", action="append", metavar="KEY=VALUE",
+                    help="extra Node label (NodeRestriction limits which)")
+    ap.add_argument("--node-pods", type=int, help="pods capacity (110)")
+    ap.add_argument("--node-port", type=int, default=10250, help="kubelet port in the Node")
+    ap.add_argument("--lease-renew", type=float, default=10.0,
+                    help="seconds between Lease renewals (kubelet: 10)")
+    ap.add_argument("--lease-duration", type=int, default=40)
+    ap.add_argument("--status-seconds", type=float, default=60.0,
+                    help="full node status at least this often (real API mode)")
+    ap.add_argument("--volume-refresh", type=float,
+                    help="seconds between ConfigMap/Secret/token volume refreshes")
+    ap.add_argument("--seccomp-root", default="/var/lib/kubelet/seccomp",
+                    help="where Localhost seccomp profiles are")
+    ap.add_argument("--podman-ulimit", action="append", metavar="NAME=SOFT:HARD",
+                    help="rlimits given to containers (default: the agent's hard limits)")
     ap.add_argument("--node", action="append", help="simulated node name (repeatable)")
     ap.add_argument("--root", required=True, help="state, logs, volumes and PVC data")
     ap.add_argument("--bin-dir", action="append",
@@ -1538,8 +1859,8 @@ def main():
     ap.add_argument("--cleanup", action="store_true",
                     help="remove leftovers of a crashed run and exit")
     args = ap.parse_args()
-    if not args.cleanup and (not args.api or not args.node):
-        ap.error("--api and --node are required")
+    if not args.cleanup and (not (args.api or args.kubeconfig) or not args.node):
+        ap.error("--api (or --kubeconfig) and --node are required")
     # One simulator (or --cleanup) per root at a time: a cleanup must not tear down the pods of
     # a simulator that is still running.
     lock_path = Path(args.root).resolve() / "state" / "lock"
@@ -1557,8 +1878,19 @@ def main():
     def on_signal(signum, frame):
         sim.stopping.set()
 
+    def on_pause(signum, frame):
+        # SIGUSR1: stop heartbeating (Lease and status) without exiting, so the real
+        # node-lifecycle controller marks the Node NotReady; SIGUSR2: heartbeat again.
+        if signum == signal.SIGUSR1:
+            sim.heartbeat_paused.set()
+        else:
+            sim.heartbeat_paused.clear()
+        log(f"heartbeats {'paused' if sim.heartbeat_paused.is_set() else 'resumed'}")
+
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGUSR1, on_pause)
+    signal.signal(signal.SIGUSR2, on_pause)
     try:
         sim.run()
     except Exception:
