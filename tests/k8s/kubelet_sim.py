@@ -1465,13 +1465,17 @@ class Simulator:
                 "containerRuntimeVersion": runtime, "osImage": "Debian GNU/Linux 12",
                 "kernelVersion": os.uname().release, "machineID": "", "systemUUID": "",
                 "bootID": ""}
+        addresses = [{"type": "InternalIP", "address": self.node_ip}]
+        if not self.api_mode:
+            # A real API server dials the first of Hostname, InternalDNS, InternalIP a Node
+            # has for logs (--kubelet-preferred-address-types); no DNS knows these names.
+            addresses.append({"type": "Hostname", "address": name})
+        port = self.args.serve_port or self.args.node_port
         return {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": name, "labels": labels},
                 "spec": {},
-                "status": {"capacity": cap, "allocatable": cap,
-                           "addresses": [{"type": "InternalIP", "address": self.node_ip},
-                                         {"type": "Hostname", "address": name}],
-                           "daemonEndpoints": {"kubeletEndpoint": {"Port": self.args.node_port}},
+                "status": {"capacity": cap, "allocatable": cap, "addresses": addresses,
+                           "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
                            "nodeInfo": info}}
 
     def kubelet_version(self):
@@ -1672,6 +1676,10 @@ class Simulator:
             (self.root / "state").mkdir(parents=True, exist_ok=True)
             (self.root / "state" / "runtime").write_text("podman\n")
             self.runtime.start(self.stop_watch)
+        if self.args.serve_port:
+            import node_server  # noqa: PLC0415
+            node_server.serve(self, self.node_ip, self.args.serve_port, self.args.tls_cert_file,
+                              self.args.tls_private_key_file, self.args.client_ca_file)
         for n in self.nodes:
             self.register_node(n)
         self.dns_dirty = threading.Event()
@@ -1836,6 +1844,12 @@ def main():
                     help="seconds between ConfigMap/Secret/token volume refreshes")
     ap.add_argument("--seccomp-root", default="/var/lib/kubelet/seccomp",
                     help="where Localhost seccomp profiles are")
+    ap.add_argument("--serve-port", type=int, default=0,
+                    help="serve the kubelet's /containerLogs on NODE_IP:PORT over TLS (kubectl "
+                    "logs through the API server); the Node's kubelet port")
+    ap.add_argument("--tls-cert-file", help="serving certificate for --serve-port")
+    ap.add_argument("--tls-private-key-file")
+    ap.add_argument("--client-ca-file", help="CA that clients' certificates must come from")
     ap.add_argument("--podman-ulimit", action="append", metavar="NAME=SOFT:HARD",
                     help="rlimits given to containers (default: the agent's hard limits)")
     ap.add_argument("--node", action="append", help="simulated node name (repeatable)")

@@ -515,3 +515,34 @@ def volume_to_delete(pv, provisioner, node):
 def volume_path(pv):
     spec = pv.get("spec") or {}
     return (spec.get("hostPath") or {}).get("path") or (spec.get("local") or {}).get("path")
+
+
+# --- container logs ---------------------------------------------------------------------------
+
+def cri_log_text(data, timestamps=False, tail_lines=None, streams=("stdout", "stderr")):
+    """What `kubectl logs` shows of a CRI-format log (podman's k8s-file driver, as kubelet
+    reads containerd's): lines "TIME STREAM P|F MESSAGE", partial (P) lines of a stream joined
+    to the rest of that stream's line."""
+    out, partial = [], {}
+    for raw in data.splitlines():
+        parts = raw.split(b" ", 3)
+        if len(parts) < 3:
+            continue
+        ts, stream, tag = parts[0], parts[1].decode(errors="replace"), parts[2]
+        msg = parts[3] if len(parts) > 3 else b""
+        if stream not in streams:
+            continue
+        first_ts, pieces = partial.get(stream, (ts, []))
+        pieces.append(msg)
+        if tag == b"P":
+            partial[stream] = (first_ts, pieces)
+            continue
+        partial.pop(stream, None)
+        line = b"".join(pieces) + b"\n"
+        out.append((first_ts + b" " + line) if timestamps else line)
+    for first_ts, pieces in partial.values():
+        line = b"".join(pieces)
+        out.append((first_ts + b" " + line) if timestamps else line)
+    if tail_lines is not None:
+        out = out[-tail_lines:] if tail_lines > 0 else []
+    return b"".join(out)

@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -80,6 +81,44 @@ def remove_containers(root):
     if ids:
         subprocess.run([PODMAN, "rm", "-f", "-v", *ids], capture_output=True, timeout=180)
     return ids
+
+
+TEST_IMAGE = "localhost/shoal-test/busybox:1"
+
+
+def ensure_test_image(ref=TEST_IMAGE, busybox="/usr/bin/busybox"):
+    """A tiny local image for tests, made without a registry: Debian's static busybox
+    (busybox-static) with /etc/passwd (root, app 1000, nobody), its own /etc/os-release
+    (ID=shoal-test, unlike the host's) and CMD ["/bin/sh"]. Returns `ref`."""
+    if subprocess.run([PODMAN, "image", "exists", ref], capture_output=True).returncode == 0:
+        return ref
+    import tarfile  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+    with tempfile.TemporaryDirectory(prefix="shoal-test-image-") as t:
+        rootfs = Path(t) / "rootfs"
+        for d in ("bin", "etc", "tmp", "root", "home/app", "proc", "sys", "dev", "run",
+                  "var/tmp"):
+            (rootfs / d).mkdir(parents=True, exist_ok=True)
+        (rootfs / "tmp").chmod(0o1777)
+        shutil.copy2(busybox, rootfs / "bin" / "busybox")
+        for app in ("sh", "ls", "cat", "id", "echo", "sleep", "hostname", "ps", "wget", "nc",
+                    "grep", "true", "false", "touch", "mkdir", "env", "stat", "head", "test",
+                    "kill", "date", "sed", "seq", "httpd", "printf", "readlink", "rm", "tr",
+                    "wc", "cut", "base64"):
+            (rootfs / "bin" / app).symlink_to("busybox")
+        (rootfs / "etc" / "passwd").write_text(
+            "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
+        (rootfs / "etc" / "group").write_text("root:x:0:\napp:x:1000:\nnogroup:x:65534:\n")
+        (rootfs / "etc" / "os-release").write_text(
+            'PRETTY_NAME="Shoal test busybox"\nNAME="shoal-test-busybox"\nID=shoal-test\n')
+        tar = Path(t) / "rootfs.tar"
+        with tarfile.open(tar, "w") as tf:
+            tf.add(rootfs, arcname=".")
+        subprocess.run([PODMAN, "import", "--change", 'CMD ["/bin/sh"]', "--change",
+                        "ENV PATH=/bin", str(tar), ref], check=True, capture_output=True,
+                       timeout=300)
+    return ref
 
 
 def token_kubeconfig(cp, path, sa, namespace="kube-system", duration="720h"):
@@ -187,6 +226,18 @@ class NodeAgents:
             raise
         return self
 
+    def serving(self, name):
+        """A kubelet serving certificate from the cluster CA (the API server verifies it with
+        --kubelet-certificate-authority when it fetches logs) and a free port on the node IP."""
+        crt, key = self.cp.pki.issue(f"kubelet-{name}", f"system:node:{name}",
+                                     orgs=["system:nodes"], server=True, client=False,
+                                     ips=[self.gateway], dns=[name])
+        with socket.socket() as s:
+            s.bind((self.gateway, 0))
+            port = s.getsockname()[1]
+        return ["--serve-port", str(port), "--tls-cert-file", str(crt),
+                "--tls-private-key-file", str(key), "--client-ca-file", str(self.cp.pki.ca)]
+
     def argv(self, name):
         return [sys.executable, str(AGENT), "--kubeconfig", str(self.cp.node_kubeconfig(name)),
                 "--node", name, "--root", str(self.root / name),
@@ -197,7 +248,7 @@ class NodeAgents:
                 "--storage-root", str(self.root / name / "local-path"),
                 "--node-cpus", str(self.cpus), "--node-memory", str(self.memory),
                 "--node-pods", str(self.pods), "--lease-renew", str(self.lease_renew),
-                *self.extra_args]
+                *self.serving(name), *self.extra_args]
 
     def add(self, name, wait=True, timeout=120):
         if name not in self.names:

@@ -180,3 +180,15 @@ def test_slice_records_for_selectorless_services():
     assert kp.slice_records([svc], [sl]) == [
         ("kubernetes.default.svc.cluster.local", "10.248.0.1", "default")]
     assert kp.slice_addresses(svc, [sl]) == ["10.248.0.1"]
+
+
+def test_cri_log_text():
+    data = (b"2026-01-01T00:00:00.1Z stdout F hello\n"
+            b"2026-01-01T00:00:00.2Z stderr P par\n"
+            b"2026-01-01T00:00:00.25Z stdout F between\n"
+            b"2026-01-01T00:00:00.3Z stderr F tial\n"
+            b"2026-01-01T00:00:00.4Z stdout F \n")
+    assert oci.cri_log_text(data) == b"hello\nbetween\npartial\n\n"
+    assert oci.cri_log_text(data, tail_lines=1) == b"\n"
+    assert oci.cri_log_text(data, timestamps=True).split(b"\n")[2] == \
+        b"2026-01-01T00:00:00.2Z partial"
