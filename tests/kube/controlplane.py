@@ -150,6 +150,11 @@ class ControlPlane:
                     "--enable-admission-plugins", "NodeRestriction",
                     "--allow-privileged=true",
                     "--cert-dir", str(self.root / "apiserver-certs"),
+                    # The `kubernetes` Service's endpoint is the advertised address, which may
+                    # not be loopback: with nothing else to advertise (no pods to reach it),
+                    # leave that Service without endpoints.
+                    *(["--endpoint-reconciler-type", "none"]
+                      if self.advertise.startswith("127.") else []),
                     "--v", "1"]
         if name == "controller-manager":
             return [str(b / "kube-controller-manager"),
