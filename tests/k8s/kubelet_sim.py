@@ -220,8 +220,8 @@ class Kube:
 
 def load_kubeconfig(path, context=None):
     """A Kube for a kubeconfig's current (or named) context: server, certificate-authority
-    (-data), client-certificate/-key (-data), token or tokenFile. Inline data is written to
-    private files beside nothing else (ssl wants files)."""
+    (-data), client-certificate/-key (-data), token or tokenFile. Inline data goes through a
+    private temporary directory, removed once loaded (ssl wants files)."""
     import base64
     import tempfile
     try:
@@ -1747,11 +1747,11 @@ class Simulator:
         self.stop_watch.set()
         if self.runtime is not None:
             self.runtime.close()
-        cleanup(self.root, self.net.bridge, self.args.cidr)
+        cleanup(self.root, self.net.bridge, self.args.cidr, self.args.keep_bridge)
         (self.root / "state" / "ready").unlink(missing_ok=True)
 
 
-def cleanup(root, bridge, cidr):
+def cleanup(root, bridge, cidr, keep_bridge=False):
     """Removes every netns, veth, hosts file and IP lease recorded under `root`, and the mount
     targets the simulator created when no other simulator is still running pods."""
     net = Network(bridge, cidr, Path(root) / "state" / "netns")
@@ -1809,7 +1809,7 @@ def cleanup(root, bridge, cidr):
             NETNS_ETC.rmdir()  # the pods' /etc/netns/<ns> are gone; only when empty
         except OSError:
             pass
-    if run([IP, "link", "show", bridge], check=False).returncode == 0:
+    if not keep_bridge and run([IP, "link", "show", bridge], check=False).returncode == 0:
         net.maybe_remove_bridge()
 
 
@@ -1861,6 +1861,9 @@ def main():
                     help="command for containers of IMAGE (without tag) that set no command")
     ap.add_argument("--bridge", default="shoalbr0")
     ap.add_argument("--cidr", default="10.244.0.0/16")
+    ap.add_argument("--keep-bridge", action="store_true",
+                    help="never remove the bridge (its owner does: e.g. the API server "
+                    "advertises its gateway address to pods)")
     # /etc/slurm: an image's is empty (deploy/docker/Dockerfile); a container must not find the
     # host's slurm.conf (a Slurm installed on this host) before its own configuration.
     ap.add_argument("--private-dirs", default="/run,/var/spool,/var/log,/etc/slurm",
@@ -1885,7 +1888,7 @@ def main():
     except BlockingIOError:
         sys.exit(f"kubelet_sim: another simulator is using {args.root}")
     if args.cleanup:
-        cleanup(Path(args.root).resolve(), args.bridge, args.cidr)
+        cleanup(Path(args.root).resolve(), args.bridge, args.cidr, args.keep_bridge)
         return
     sim = Simulator(args)
 

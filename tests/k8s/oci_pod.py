@@ -408,14 +408,11 @@ def conditions_differ(existing, ours):
 
 def status_patch(status, conditions):
     """A strategic merge patch of pods/status: our conditions merged by type (other writers'
-    kept), container status lists replaced whole."""
+    kept); the container status lists are atomic (+listType=atomic), so replaced whole."""
     st = dict(status)
     # Fields a condition no longer has are sent as null: a strategic merge keeps the old
     # element's other fields otherwise (a stale reason on a True condition).
     st["conditions"] = [dict({"reason": None, "message": None}, **c) for c in conditions]
-    for key in ("containerStatuses", "initContainerStatuses"):
-        if key in st:
-            st[key] = list(st[key]) + [{"$patch": "replace"}]
     return {"status": st}
 
 

@@ -441,7 +441,11 @@ def make_worker_class():
                                          self.sim.backend_ip)
             svc_env = {k: v for k, v in svc_env.items() if not k.startswith("KUBERNETES_")}
             base = self.sim.master_service_env()
-            return kp.build_env(pod, c.spec, svc_env, self.lookup, base)
+            try:
+                return kp.build_env(pod, c.spec, svc_env, self.lookup, base)
+            except (ApiError, OSError) as e:
+                # e.g. 403 while the Node authorizer's graph has not seen the pod yet
+                return None, str(e)
 
         def container_mounts(self, c, env):
             """[(source, destination, read_only)] or an error text."""

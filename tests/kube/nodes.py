@@ -241,7 +241,8 @@ class NodeAgents:
     def argv(self, name):
         return [sys.executable, str(AGENT), "--kubeconfig", str(self.cp.node_kubeconfig(name)),
                 "--node", name, "--root", str(self.root / name),
-                "--bridge", self.bridge, "--cidr", self.cidr, "--node-ip", self.gateway,
+                "--bridge", self.bridge, "--cidr", self.cidr, "--keep-bridge",
+                "--node-ip", self.gateway,
                 "--pod-api", self.pod_api(),
                 "--dns-kubeconfig", str(self.identities["dns"]),
                 "--storage-kubeconfig", str(self.identities["storage"]),
@@ -328,7 +329,7 @@ class NodeAgents:
         root = self.root / name
         if root.exists():
             subprocess.run([sys.executable, str(AGENT), "--cleanup", "--root", str(root),
-                            "--bridge", self.bridge, "--cidr", self.cidr],
+                            "--bridge", self.bridge, "--cidr", self.cidr, "--keep-bridge"],
                            capture_output=True, timeout=180)
             remove_containers(root)
 
@@ -383,7 +384,7 @@ def main():
                     time.sleep(0.2)
                 subprocess.run([sys.executable, str(AGENT), "--cleanup", "--root",
                                 str(d / "nodes" / name), "--bridge", st["bridge"], "--cidr",
-                                st["cidr"]], capture_output=True, timeout=180)
+                                st["cidr"], "--keep-bridge"], capture_output=True, timeout=180)
                 remove_containers(d / "nodes" / name)
             cp_down(d)
             remove_bridge(st["bridge"])

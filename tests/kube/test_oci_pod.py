@@ -131,7 +131,7 @@ def test_status_and_conditions():
                                        "lastTransitionTime": "t-old"}], conds)
     assert {c["type"]: c for c in kept}["Ready"]["lastTransitionTime"] == "t-old"
     patch = oci.status_patch({"phase": "Running", "containerStatuses": [st]}, conds)
-    assert patch["status"]["containerStatuses"][-1] == {"$patch": "replace"}
+    assert patch["status"]["containerStatuses"] == [st]  # an atomic list: sent whole
     assert all("reason" in c and "message" in c for c in patch["status"]["conditions"])
     assert oci.conditions_differ([{"type": "Ready", "status": "True"}], conds)
 
