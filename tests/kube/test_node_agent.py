@@ -5,9 +5,9 @@ system:node:NAME, the real scheduler binds pods to them, and the pods run as pod
 
 One control plane and two node agents for the module (a third node comes and goes in the
 NotReady test); each test works in its own namespace. Needs root, podman, busybox-static and
-the binaries of scripts/build-k8s.sh; skipped otherwise. Everything is removed afterwards
+the binaries of scripts/build-k8s.sh; skipped otherwise (failed under SHOAL_REQUIRE_KUBE). Everything is removed afterwards
 (containers, netns, the bridge, processes), also when a test fails; every wait is bounded.
-SHOAL_KEEP_DIRS=1 keeps the directory with the control plane's and agents' logs.
+SHOAL_KEEP_DIRS keeps the directory with the control plane's and agents' logs.
 """
 
 import base64
@@ -28,6 +28,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from conftest import _require  # noqa: E402
 from controlplane import ControlPlane, k8s_bin_dir  # noqa: E402
 import nodes  # noqa: E402
 
@@ -36,21 +37,15 @@ CIDR = "10.251.0.0/16"
 NODES = ["kn-1", "kn-2"]
 
 
-def _skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (network namespaces, podman)"
-    if not shutil.which("podman"):
-        return "needs podman"
-    if not Path("/usr/bin/busybox").exists():
-        return "needs busybox-static for the test image"
+def _require_all():
+    """Skips (fails under SHOAL_REQUIRE_KUBE, see conftest._require) without a prerequisite."""
+    _require("root", os.geteuid() == 0, "run as root (network namespaces, podman)")
+    _require("podman", shutil.which("podman"), "apt-get install podman")
+    _require("busybox-static", Path("/usr/bin/busybox").exists(),
+             "apt-get install busybox-static (the test image)")
     missing = [b for b in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
                            "kubectl") if not (k8s_bin_dir() / b).exists()]
-    if missing:
-        return f"{', '.join(missing)} not built (scripts/build-k8s.sh)"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
+    _require("the Kubernetes control plane", not missing, "run scripts/build-k8s.sh")
 
 
 def wait_for(pred, timeout, what, interval=0.5):
@@ -149,7 +144,8 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster():
-    keep = os.environ.get("SHOAL_KEEP_DIRS") == "1"
+    _require_all()
+    keep = bool(os.environ.get("SHOAL_KEEP_DIRS"))
     root = Path(tempfile.mkdtemp(prefix="shoal-kube-agent-"))
     image = nodes.ensure_test_image()
     gw = nodes.ensure_bridge(BRIDGE, CIDR)
@@ -553,3 +549,16 @@ def test_host_network_pod_uses_the_node_network(cluster):
     out = cluster.exec(ns, "hostnet", "c", ["cat", "/proc/net/dev"]).stdout
     assert BRIDGE in out  # the host's interfaces
     assert cluster.exec(ns, "hostnet", "c", ["hostname"]).stdout.strip() == os.uname().nodename
+
+
+def test_agents_were_never_refused_by_the_api_server(cluster):
+    """Everything the agents did (as their nodes, and with their cluster-DNS and storage
+    identities) was allowed by the Node authorizer, NodeRestriction and RBAC; the only
+    refusals are events for namespaces being deleted, which a real kubelet meets too. (Run
+    last: it reads the logs of the whole module.)"""
+    refused = []
+    for log in sorted(cluster.agents.root.glob("*.log")):
+        for line in log.read_text(errors="replace").splitlines():
+            if ("HTTP 401" in line or "HTTP 403" in line) and "being terminated" not in line:
+                refused.append(f"{log.name}: {line[:300]}")
+    assert refused == []
