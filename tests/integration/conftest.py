@@ -9,6 +9,7 @@ shoaltest2 once per session. Binaries come from $SHOAL_BUILD_DIR (default: build
 import os
 import pwd
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,16 @@ BIN = BUILD / "bin"
 SBIN = BUILD / "sbin"
 SHOAL = BIN / "shoal"
 EXAMPLES = REPO / "examples"
+
+# Hermetic against the host: every Shoal command and daemon of the suite gets its configuration
+# from its test's cluster directory, never from the host's Slurm (/etc/slurm, Slurm's commands in
+# /usr/bin, its ports) nor from the caller's shell (a SLURM_CONF exported for a cluster kept by
+# hand, the SLURM_* of an allocation the suite runs in). What a test starts inherits this
+# environment, so the caller's Slurm variables go here, once; Cluster.env adds the cluster's.
+SLURM_ENV_PREFIXES = ("SLURM_", "SBATCH_", "SQUEUE_", "SINFO_", "SCANCEL_", "SCONTROL_",
+                      "SALLOC_", "SRUN_", "SLURMD_", "SACCT_")
+for _k in [k for k in os.environ if k.startswith(SLURM_ENV_PREFIXES)]:
+    del os.environ[_k]
 
 TEST_USERS = ("shoaltest1", "shoaltest2")
 # ASan, LSan and MSan report an ERROR; TSan reports a data race as a WARNING.
@@ -96,6 +107,24 @@ def wait_until(predicate, timeout, what, interval=0.05):
         if time.monotonic() >= deadline:
             pytest.fail(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+HOST_SLURM_ETC = Path("/etc/slurm")
+
+
+def with_own_etc_slurm(argv, etc=None):
+    """The argv that runs `argv` in a mount namespace of its own whose /etc/slurm is the
+    directory `etc`, or an empty one: a Shoal command or daemon that looks in /etc/slurm (Slurm's
+    default place, where a host with Slurm installed has its slurm.conf) finds what the test put
+    there, never the host's. The command keeps the pid of the process started (unshare and sh
+    exec it). Where the host has no /etc/slurm there is nothing to hide and `argv` is run as is."""
+    argv = [str(a) for a in argv]
+    if not HOST_SLURM_ETC.is_dir():
+        return argv
+    mount = (f"mount --bind {shlex.quote(str(etc))} {HOST_SLURM_ETC}" if etc is not None
+             else f"mount -t tmpfs -o mode=0755,size=1m shoal-test {HOST_SLURM_ETC}")
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'{mount} || exit 126; exec "$@"', "sh", *argv]
 
 
 def processes_mentioning(text):
@@ -200,9 +229,7 @@ class Cluster:
         self.env = self._make_env()
 
     def _make_env(self):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_", "SINFO_", "SCANCEL_",
-                                    "SCONTROL_", "SALLOC_", "SRUN_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(SLURM_ENV_PREFIXES)}
         env["SLURM_CONF"] = str(self.conf_path)
         env["PATH"] = f"{BIN}:{env.get('PATH', '/usr/bin:/bin')}"
         return env

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from conftest import BIN, REPO, SBIN, wait_until
+from conftest import BIN, REPO, SBIN, pid_alive, wait_until
 
 sys.path.insert(0, str(REPO))
 from tests.k8s.fakekube import FakeKube  # noqa: E402
@@ -166,21 +166,33 @@ class K8s:
 
     # --- inside pods -----------------------------------------------------------------------
 
-    def container_pid(self, pod_name):
-        pod = self.pod(pod_name)
-        cid = pod["status"]["containerStatuses"][0]["containerID"]
-        return int(cid.rsplit("/", 1)[1])
+    def running_container(self, pod_name, timeout=60):
+        """(pod, pid of its first container), once the pod exists and that container runs: a
+        pod is created before its container starts (no containerID yet), and a restarted
+        container has a new pid."""
+        def running():
+            pod = self.pod(pod_name)
+            statuses = ((pod or {}).get("status") or {}).get("containerStatuses") or []
+            if not statuses or "running" not in (statuses[0].get("state") or {}):
+                return None
+            cid = statuses[0].get("containerID") or ""
+            pid = int(cid.rsplit("/", 1)[1]) if "/" in cid else None
+            return (pod, pid) if pid and pid_alive(pid) else None
+        return wait(running, timeout, f"the container of pod {pod_name} to run", interval=0.2)
+
+    def container_pid(self, pod_name, timeout=60):
+        return self.running_container(pod_name, timeout)[1]
 
     def in_pod(self, pod_name, *argv, cwd=None, timeout=30, env=None):
-        """Runs argv in the pod's mount, UTS and network namespaces (its /etc/slurm, its DNS)."""
-        pod = self.pod(pod_name)
+        """Runs argv in the pod's mount, UTS and network namespaces (its /etc/slurm, its DNS),
+        once its container runs."""
+        pod, pid = self.running_container(pod_name)
         run_env = {"PATH": f"{BIN}:{SBIN}:/usr/bin:/bin"}
         # The container's own SLURM_CONF (where the operator mounted the configuration).
         for e in pod["spec"]["containers"][0].get("env") or []:
             if e["name"] == "SLURM_CONF" and "value" in e:
                 run_env["SLURM_CONF"] = e["value"]
         run_env.update(env or {})
-        pid = self.container_pid(pod_name)
         return subprocess.run(["nsenter", "-t", str(pid), "-m", "-u", "-n", "--", *argv],
                               env=run_env, cwd=cwd, capture_output=True, text=True,
                               timeout=timeout)

@@ -6,6 +6,7 @@ The moment is made long on purpose: strace delays every fdatasync of the control
 (fault injection, `-e inject=fdatasync:delay_exit=`), so the job shows RUNNING while its
 allocation is still on its way to the disk."""
 
+import os
 import shutil
 import subprocess
 import time
@@ -13,6 +14,20 @@ import time
 from conftest import wait_until
 
 DELAY_US = 1_000_000
+
+
+def traced_by(pid, tracer):
+    """True when every thread of `pid` is traced by `tracer` (strace -f attaches each one)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        for t in tasks:
+            with open(f"/proc/{pid}/task/{t}/status") as f:
+                line = next(l for l in f if l.startswith("TracerPid:"))
+            if int(line.split()[1]) != tracer:
+                return False
+    except (OSError, StopIteration):
+        return False
+    return bool(tasks)
 
 
 def test_job_cancelled_before_its_launch_ends_cancelled(cluster, tmp_path):
@@ -24,7 +39,9 @@ def test_job_cancelled_before_its_launch_ends_cancelled(cluster, tmp_path):
          "-e", f"inject=fdatasync:delay_exit={DELAY_US}", "-p", str(c.pid("shoalctld"))],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(1)  # attached to every thread of the controller
+        ctld = c.pid("shoalctld")
+        wait_until(lambda: tracer.poll() is not None or traced_by(ctld, tracer.pid), 30,
+                   "strace to attach to every thread of the controller")
         assert tracer.poll() is None, "strace could not attach to the controller"
         job = c.sbatch(["-J", "racer"], f"#!/bin/bash\ntouch {marker}\nsleep 100\n")
         # RUNNING in memory while the allocation's commit is delayed: cancel it now.

@@ -2,11 +2,14 @@
 
 SlurmctldParameters=enable_configless: a shoald started with only --conf-server (no slurm.conf
 on its command line or in its environment) fetches the configuration, caches it in
-/run/shoal/conf, joins and runs jobs, and commands without $SLURM_CONF find the cache. Then
+/run/shoal/conf, joins and runs jobs without ever opening /etc/slurm/slurm.conf, and commands
+without $SLURM_CONF find the cache where /etc/slurm has no slurm.conf. Both run in a mount
+namespace with /etc/slurm of the test's own, so a Slurm installed on the host changes nothing. Then
 `scontrol reconfigure` adds a partition and a node while a job runs and another waits; a
 malformed slurm.conf is refused with the problem named; a normal user may not reconfigure.
 """
 
+import errno
 import os
 import shutil
 import signal
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SBIN, pid_alive, wait_until
+from conftest import SBIN, pid_alive, wait_until, with_own_etc_slurm
 
 CACHE = Path("/run/shoal/conf")
 
@@ -33,12 +36,36 @@ def env_without_conf(c):
     return env
 
 
+def decoy_etc(c):
+    """An /etc/slurm whose slurm.conf is a FIFO: opening it blocks until a writer comes, so a
+    daemon that opened it would hang instead of registering."""
+    etc = c.dir / "decoy-etc-slurm"
+    if not etc.exists():
+        etc.mkdir()
+        os.mkfifo(etc / "slurm.conf")
+    return etc
+
+
+def opened_by_nobody(fifo):
+    """True when no process has the FIFO open for reading (a writer's non-blocking open fails
+    with ENXIO then)."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            return True
+        raise
+    os.close(fd)
+    return False
+
+
 def spawn_configless(c, name, server):
-    """shoald with only --conf-server, -N and the key: no slurm.conf anywhere in sight."""
+    """shoald with only --conf-server, -N and the key: no slurm.conf anywhere in sight, and in
+    its /etc/slurm the decoy."""
     log = open(c.log_dir / f"{name}.out", "ab")
     child = subprocess.Popen(
-        [str(SBIN / "shoald"), "-D", "--conf-server", server, "-N", name,
-         "--key", str(c.key_path)],
+        with_own_etc_slurm([SBIN / "shoald", "-D", "--conf-server", server, "-N", name,
+                            "--key", c.key_path], etc=decoy_etc(c)),
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True, env=env_without_conf(c), cwd="/")
     log.close()
@@ -77,10 +104,13 @@ def test_configless_node_and_live_reconfigure(cluster, users, clean_cache):
     assert c.wait_job(job, timeout=60) == "COMPLETED"
     assert c.show_job(job)["NodeList"] == "cl1"
 
-    # A command with no $SLURM_CONF (and no /etc/slurm/slurm.conf) finds the cached copy.
-    assert not Path("/etc/slurm/slurm.conf").exists()
-    r = subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, text=True,
-                       env=env_without_conf(c), cwd="/", timeout=30)
+    # The node took its configuration from the controller alone: /etc/slurm/slurm.conf, where
+    # it looked, is the decoy, which nothing opened.
+    assert opened_by_nobody(decoy_etc(c) / "slurm.conf")
+    # A command with no $SLURM_CONF and no /etc/slurm/slurm.conf (an empty /etc/slurm of its
+    # own, whatever the host has) finds the cached copy.
+    r = subprocess.run(with_own_etc_slurm(["sinfo", "-h", "-o", "%P"]), capture_output=True,
+                       text=True, env=env_without_conf(c), cwd="/", timeout=30)
     assert r.returncode == 0, r.stderr
     assert "cfgl" in r.stdout.split()
 
@@ -150,6 +180,7 @@ def test_configless_node_and_live_reconfigure(cluster, users, clean_cache):
                30, "cl1 to start from its cache")
     c.start_controller()
     wait_until(lambda: responding(c, "cl1"), 40, "cl1 to register after the restart")
+    assert opened_by_nobody(decoy_etc(c) / "slurm.conf")
     assert c.job_state(running) == "RUNNING"
     c.run(["scancel", str(running)])
 
