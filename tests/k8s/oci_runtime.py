@@ -350,16 +350,23 @@ def make_worker_class():
                     f"{kp.CLUSTER_DOMAIN}\noptions ndots:5\n")
 
         def apply_sysctls(self):
-            """Pod sysctls in the pod's network namespace (net.*; others are not namespaced
-            per pod here and are left alone)."""
+            """The sandbox's sysctls in the pod's network namespace: containerd 2's defaults
+            (enable_unprivileged_ports, enable_unprivileged_icmp: any user may bind ports
+            below 1024 and ping, as under Docker and CRI-O too), then the pod's own (net.*;
+            others are not namespaced per pod here and are left alone)."""
             sc = self.current()["spec"].get("securityContext") or {}
+            wanted = {"net.ipv4.ip_unprivileged_port_start": "0",
+                      "net.ipv4.ping_group_range": "0 2147483647"}
             for s in sc.get("sysctls") or []:
                 if not s.get("name", "").startswith("net."):
                     _log(f"pod {self.ns_name}/{self.name}: sysctl {s.get('name')} not applied")
                     continue
-                subprocess.run(["ip", "netns", "exec", self.netns, SYSCTL, "-w",
-                                f"{s['name']}={s.get('value', '')}"], capture_output=True,
-                               timeout=10)
+                wanted[s["name"]] = str(s.get("value", ""))
+            r = subprocess.run(["ip", "netns", "exec", self.netns, SYSCTL, "-w",
+                                *[f"{k}={v}" for k, v in wanted.items()]],
+                               capture_output=True, text=True, timeout=10)
+            if r.returncode != 0:
+                _log(f"pod {self.ns_name}/{self.name}: sysctls: {r.stderr.strip()}")
 
         def write_hosts(self):
             if self.host_network:

@@ -506,6 +506,10 @@ def test_run_as_non_root_pod_in_a_restricted_namespace(cluster):
     assert lines[:2] == ["1000", "1000"]
     status = dict(line.split(":\t") for line in lines[2:] if ":\t" in line)
     assert status == {"CapEff": "0000000000000000", "NoNewPrivs": "1", "Seccomp": "2"}
+    # Without privileges it may still bind a port below 1024 (the sandbox's
+    # net.ipv4.ip_unprivileged_port_start=0, as containerd 2, CRI-O and Docker set it).
+    r = cluster.exec(ns, "ok", "c", ["sh", "-c", "httpd -p 80 -h /tmp && echo bound"])
+    assert r.stdout.strip() == "bound", r.stderr
     # runAsNonRoot with an image that runs as root and no runAsUser: kubelet's refusal.
     sc = dict(restricted)
     del sc["runAsUser"], sc["runAsGroup"]
