@@ -257,7 +257,8 @@ Status Executor::UpdateStatus(const Json& cr, const Json& status, bool* conflict
   if (cr.contains("status") && cr["status"] == status) return Status::Ok();
   Json obj = cr;
   obj["status"] = status;
-  auto r = kube_.ReplaceStatus(KindOf(cr), NsOf(cr), NameOf(cr), obj);
+  auto r = kube_.ReplaceStatus(kube::KindKey(Str(cr, "apiVersion"), KindOf(cr)), NsOf(cr),
+                               NameOf(cr), obj);
   if (r && kube::IsConflict(*r)) {
     *conflict = true;
     return Status::Ok();

@@ -1,6 +1,7 @@
-// shoal-operator: reconciles Shoal's custom resources (shoal.dev/v1alpha1) into pods, services
-// and Shoal node state. Talks to the Kubernetes API (--api URL, --kubeconfig FILE, or the
-// in-cluster service account) and to shoalctld over Shoal's RPC with a token it signs.
+// shoal-operator: reconciles Shoal's custom resources (shoal.dev/v1alpha1; with --slinky-api
+// also Slinky's slinky.slurm.net/v1beta1) into pods, services and Shoal node state. Talks to the
+// Kubernetes API (--api URL, --kubeconfig FILE, or the in-cluster service account) and to shoalctld
+// over Shoal's RPC with a token it signs.
 #include <signal.h>
 
 #include <algorithm>
@@ -42,6 +43,10 @@ void Usage(FILE* out) {
                "  --health-port N           /livez, /readyz and /metrics (8081; 0 = off)\n"
                "  --controller-address H:P  shoalctld address for every Controller\n"
                "  --shoal-user NAME         user the operator's tokens name (root)\n"
+               "  --slinky-api              also reconcile Slinky's slinky.slurm.net/v1beta1\n"
+               "                            resources (docs/kubernetes-slinky.md)\n"
+               "  --slinky-image-registry R  their pods' images: R/shoal/<component>:TAG\n"
+               "  --slinky-image-tag TAG    (latest)\n"
                "  -v                        debug logging\n"
                "       shoal-operator shoal-api [--controller-address H:P] [--jwt-key-file F]\n"
                "                            ping|nodes|drain|undrain|down|comment|... (debug)\n"
@@ -123,6 +128,12 @@ int main(int argc, char** argv) {
       ok = next(&mc.controller_address);
     } else if (a == "--shoal-user") {
       ok = next(&mc.shoal_user);
+    } else if (a == "--slinky-api") {
+      mc.slinky_api = !inline_value || value == "true" || value == "1";
+    } else if (a == "--slinky-image-registry") {
+      ok = next(&mc.slinky.image_registry);
+    } else if (a == "--slinky-image-tag") {
+      ok = next(&mc.slinky.image_tag);
     } else if (a == "-v" || a == "-vv" || a == "--verbose") {
       SetLogLevel(LogLevel::kDebug);
     } else if (a == "-h" || a == "--help") {

@@ -18,8 +18,9 @@ const std::vector<std::string> kOwnedKinds = {"Service", "ConfigMap", "Secret",
                                               "PersistentVolumeClaim", "PodDisruptionBudget"};
 
 bool IsCustomKind(const std::string& kind) {
+  std::string base = BaseKind(kind);
   for (const auto& k : CustomKinds())
-    if (k == kind) return true;
+    if (k == base) return true;
   return false;
 }
 
@@ -115,10 +116,11 @@ std::vector<ObjectKey> KeysForObject(const std::string& kind, const Json& object
   std::string name = Str(object, "metadata.name");
   if (IsCustomKind(kind)) {
     keys.push_back({kind, ns, name});
-    if (kind == "NodeSet") {
+    if (BaseKind(kind) == "NodeSet") {
       std::string ctl = Str(object, "spec.controllerRef.name");
       std::string ctl_ns = Str(object, "spec.controllerRef.namespace", ns);
-      if (!ctl.empty()) keys.push_back({"Controller", ctl_ns, ctl});
+      if (!ctl.empty())
+        keys.push_back({IsSlinkyKind(kind) ? SlinkyKind("Controller") : "Controller", ctl_ns, ctl});
     }
     return keys;
   }
@@ -131,6 +133,8 @@ std::vector<ObjectKey> KeysForObject(const std::string& kind, const Json& object
       std::string owner_kind = r.value("kind", "");
       if (api.rfind("shoal.dev/", 0) == 0 && IsCustomKind(owner_kind))
         keys.push_back({owner_kind, ns, r.value("name", "")});
+      else if (IsSlinky(r) && IsCustomKind(owner_kind))
+        keys.push_back({SlinkyKind(owner_kind), ns, r.value("name", "")});
     }
   }
   // A controller pod coming or going changes where every NodeSet's Shoal API is.
@@ -155,6 +159,15 @@ Manager::Manager(kube::KubeConfig kube, ManagerConfig config)
   planners_["Accounting"] = PlanAccounting;
   planners_["RestApi"] = PlanRestApi;
   planners_["Token"] = PlanToken;
+  if (config_.slinky_api) {
+    // Slinky's kinds: the same planners, through the translation.
+    for (const auto& kind : CustomKinds()) {
+      planners_[SlinkyKind(kind)] = [planner = planners_[kind],
+                                     options = config_.slinky](const Observed& obs) {
+        return PlanSlinky(obs, planner, options);
+      };
+    }
+  }
   kube_ = std::make_unique<kube::KubeClient>(kube_config_);
 }
 
@@ -185,7 +198,7 @@ void Manager::Enqueue(const std::string& kind, const std::string& type, const Js
       {
         std::lock_guard<std::mutex> lock(known_mu_);
         for (const auto& k : known_)
-          if (k.kind == key.kind) nodesets.push_back(k);
+          if (BaseKind(k.kind) == key.kind) nodesets.push_back(k);
       }
       for (const auto& k : nodesets) queue_.Add(k);
       continue;
@@ -221,6 +234,8 @@ void Manager::Run(const std::atomic<bool>& stop) {
   std::vector<std::thread> threads;
   std::vector<std::pair<std::string, std::string>> watches;  // kind, selector
   for (const auto& k : CustomKinds()) watches.emplace_back(k, "");
+  if (config_.slinky_api)
+    for (const auto& k : SlinkyKinds()) watches.emplace_back(k, "");
   watches.emplace_back("Pod", kManagedSelector);
   for (const auto& k : kOwnedKinds) watches.emplace_back(k, kManagedSelector);
   watches.emplace_back("Node", "");
@@ -365,7 +380,10 @@ void Manager::AddReferencedObjects(const Json& spec, const std::string& ns, Obse
   }
 }
 
-ShoalApi* Manager::ShoalFor(const Json& ctl) {
+ShoalApi* Manager::ShoalFor(const Json& ctl_cr) {
+  // A Slinky Controller is read in the shoal.dev shape (jwtHs256KeyRef, defaults).
+  const Json ctl =
+      IsSlinky(ctl_cr) ? TranslateSlinky(ctl_cr, Json::object(), config_.slinky).cr : ctl_cr;
   std::string ns = Str(ctl, "metadata.namespace");
   std::string name = Str(ctl, "metadata.name");
   auto spec = ParseControllerSpec(ctl);
@@ -415,14 +433,20 @@ Status Manager::Observe(const ObjectKey& key, Observed* obs, ShoalApi** shoal) {
   obs->cr = cr->body;
   Status s = ListOwned(obs->cr, obs);
   if (!s.ok()) return s;
-  const Json* spec = Find(obs->cr, "spec");
+  // A Slinky resource is read in the shoal.dev shape (its references are named the same way),
+  // and its related resources are Slinky's too (PlanSlinky translates them).
+  const bool slinky = IsSlinkyKind(key.kind);
+  const std::string kind = BaseKind(key.kind);
+  auto group_kind = [&](const std::string& k) { return slinky ? SlinkyKind(k) : k; };
+  const Json view = slinky ? TranslateSlinky(obs->cr, Json::object(), config_.slinky).cr : obs->cr;
+  const Json* spec = Find(view, "spec");
   if (spec) AddReferencedObjects(*spec, key.ns, obs);
 
   Json ctl;  // the Controller whose Shoal API this kind uses
-  if (key.kind == "Controller") {
+  if (kind == "Controller") {
     ctl = obs->cr;
     kube::ListOptions none;
-    auto sets = kube_->List("NodeSet", config_.ns, none);
+    auto sets = kube_->List(group_kind("NodeSet"), config_.ns, none);
     if (!sets || !sets->ok()) return Error(ErrorCode::kUnavailable, "list nodesets");
     Json mine = Json::array();
     for (auto item : sets->body["items"]) {
@@ -430,17 +454,17 @@ Status Manager::Observe(const ObjectKey& key, Observed* obs, ShoalApi** shoal) {
           Str(item, "spec.controllerRef.namespace", Str(item, "metadata.namespace"));
       if (Str(item, "spec.controllerRef.name") == key.name && ref_ns == key.ns) {
         item["kind"] = "NodeSet";
-        item["apiVersion"] = kGroupVersion;
+        item["apiVersion"] = slinky ? kSlinkyGroupVersion : kGroupVersion;
         mine.push_back(std::move(item));
       }
     }
     obs->related["NodeSets"] = std::move(mine);
-    std::string acct = Str(obs->cr, "spec.accountingRef.name");
+    std::string acct = Str(view, "spec.accountingRef.name");
     if (!acct.empty()) {
-      auto a = kube_->Get("Accounting", key.ns, acct);
+      auto a = kube_->Get(group_kind("Accounting"), key.ns, acct);
       if (a && a->ok()) obs->related["Accounting"] = a->body;
     }
-    if (!Str(obs->cr, "spec.topology.plugin").empty()) {
+    if (!Str(view, "spec.topology.plugin").empty()) {
       // spec.topology: the Kubernetes nodes and where this Controller's workers run.
       auto nodes = kube_->List("Node", "", {});
       if (!nodes || !nodes->ok()) return Error(ErrorCode::kUnavailable, "list nodes");
@@ -459,20 +483,21 @@ Status Manager::Observe(const ObjectKey& key, Observed* obs, ShoalApi** shoal) {
       }
       obs->related["WorkerPods"] = std::move(workers);
     }
-  } else if (key.kind == "NodeSet" || key.kind == "LoginSet" || key.kind == "RestApi") {
-    std::string name = Str(obs->cr, "spec.controllerRef.name");
-    std::string ns = Str(obs->cr, "spec.controllerRef.namespace", key.ns);
+  } else if (kind == "NodeSet" || kind == "LoginSet" || kind == "RestApi") {
+    std::string name = Str(view, "spec.controllerRef.name");
+    std::string ns = Str(view, "spec.controllerRef.namespace", key.ns);
     if (!name.empty()) {
-      auto c = kube_->Get("Controller", ns, name);
+      auto c = kube_->Get(group_kind("Controller"), ns, name);
       if (c && c->ok()) {
         ctl = c->body;
         obs->related["Controller"] = ctl;
-        if (const Json* cs = Find(ctl, "spec")) AddReferencedObjects(*cs, ns, obs);
+        Json ctl_view = slinky ? TranslateSlinky(ctl, Json::object(), config_.slinky).cr : ctl;
+        if (const Json* cs = Find(ctl_view, "spec")) AddReferencedObjects(*cs, ns, obs);
       }
     }
-  } else if (key.kind == "Token") {
-    std::string name = Str(obs->cr, "spec.jwtKeyRef.name");
-    std::string k = Str(obs->cr, "spec.jwtKeyRef.key", "jwt.key");
+  } else if (kind == "Token") {
+    std::string name = Str(view, "spec.jwtKeyRef.name");
+    std::string k = Str(view, "spec.jwtKeyRef.key", "jwt.key");
     if (obs->related.contains("Secret/" + name)) {
       const Json* data = Find(obs->related["Secret/" + name], "data");
       if (data && data->is_object() && data->contains(k) && (*data)[k].is_string()) {
@@ -481,12 +506,12 @@ Status Manager::Observe(const ObjectKey& key, Observed* obs, ShoalApi** shoal) {
       }
     }
   }
-  if (key.kind == "NodeSet") {
+  if (kind == "NodeSet") {
     auto nodes = kube_->List("Node", "", {});
     if (!nodes || !nodes->ok()) return Error(ErrorCode::kUnavailable, "list nodes");
     for (const auto& n : nodes->body["items"]) obs->k8s_nodes.push_back(n);
   }
-  if ((key.kind == "NodeSet" || key.kind == "Controller") && ctl.is_object()) {
+  if ((kind == "NodeSet" || kind == "Controller") && ctl.is_object()) {
     *shoal = ShoalFor(ctl);
     if (*shoal) {
       auto nodes = (*shoal)->ListNodes();

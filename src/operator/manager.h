@@ -20,6 +20,7 @@
 
 #include "operator/kube/client.h"
 #include "operator/model/plan.h"
+#include "operator/model/slinky.h"
 #include "operator/shoal_api.h"
 
 namespace shoal::op {
@@ -51,9 +52,10 @@ class WorkQueue {
 // The six custom resource kinds.
 const std::vector<std::string>& CustomKinds();
 // What a watch event on `kind` enqueues (pure): a custom resource itself (a NodeSet also its
-// Controller); an owned object its shoal.dev controller owner (from ownerReferences); a Node
-// every NodeSet and every Controller (topology), spelled {"NodeSet", "*", "*"} and
-// {"Controller", "*", "*"}; a controller pod every NodeSet.
+// Controller); an owned object its shoal.dev (or Slinky: model/slinky.h) controller owner
+// (from ownerReferences); a Node every NodeSet and every Controller (topology), spelled
+// {"NodeSet", "*", "*"} and {"Controller", "*", "*"} (Slinky's of the kind too); a controller
+// pod every NodeSet.
 std::vector<ObjectKey> KeysForObject(const std::string& kind, const Json& object);
 
 // Exponential back-off for a key that keeps failing: 1 s, 2 s, 4 s, ... at most 60 s.
@@ -65,6 +67,9 @@ struct ManagerConfig {
   std::string controller_address;  // overrides the address found from the controller pod
   std::string shoal_user = "root";
   int watch_timeout_seconds = 300;
+  // --slinky-api: also watch and reconcile slinky.slurm.net/v1beta1 (model/slinky.h).
+  bool slinky_api = false;
+  SlinkyOptions slinky;
 };
 
 using Planner = std::function<Plan(const Observed&)>;

@@ -341,7 +341,7 @@ void SleepUnlessStopped(int ms, const std::atomic<bool>& stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
-constexpr std::array<ResourceType, 19> kKinds{{
+constexpr std::array<ResourceType, 25> kKinds{{
     {"v1", "Pod", "pods", true},
     {"v1", "ServiceAccount", "serviceaccounts", true},
     {"rbac.authorization.k8s.io/v1", "Role", "roles", true},
@@ -361,6 +361,13 @@ constexpr std::array<ResourceType, 19> kKinds{{
     {"shoal.dev/v1alpha1", "Accounting", "accountings", true},
     {"shoal.dev/v1alpha1", "RestApi", "restapis", true},
     {"shoal.dev/v1alpha1", "Token", "tokens", true},
+    // Slinky's API (the operator's --slinky-api), named "<Kind>.<group>" apart from shoal.dev's.
+    {"slinky.slurm.net/v1beta1", "Controller.slinky.slurm.net", "controllers", true},
+    {"slinky.slurm.net/v1beta1", "NodeSet.slinky.slurm.net", "nodesets", true},
+    {"slinky.slurm.net/v1beta1", "LoginSet.slinky.slurm.net", "loginsets", true},
+    {"slinky.slurm.net/v1beta1", "Accounting.slinky.slurm.net", "accountings", true},
+    {"slinky.slurm.net/v1beta1", "RestApi.slinky.slurm.net", "restapis", true},
+    {"slinky.slurm.net/v1beta1", "Token.slinky.slurm.net", "tokens", true},
 }};
 
 }  // namespace
@@ -503,6 +510,17 @@ const ResourceType* LookupKind(std::string_view kind_or_plural) {
   for (const auto& k : kKinds)
     if (k.kind == kind_or_plural || k.plural == kind_or_plural) return &k;
   return nullptr;
+}
+
+std::string KindKey(std::string_view api_version, std::string_view kind) {
+  for (const auto& k : kKinds) {
+    if (k.api_version != api_version) continue;
+    if (k.kind == kind) return std::string(kind);
+    if (k.kind.size() > kind.size() && k.kind.substr(0, kind.size()) == kind &&
+        k.kind[kind.size()] == '.')
+      return std::string(k.kind);
+  }
+  return std::string(kind);
 }
 
 std::string ResourcePath(std::string_view api_version, std::string_view plural, std::string_view ns,

@@ -50,12 +50,15 @@ Result<Json> ParseSimpleYaml(std::string_view text);
 // A kind the operator reads or writes.
 struct ResourceType {
   std::string_view api_version;  // "v1", "policy/v1", "shoal.dev/v1alpha1"
-  std::string_view kind;         // "Pod"
+  std::string_view kind;         // "Pod" (or "NodeSet.slinky.slurm.net": KindKey)
   std::string_view plural;       // "pods"
   bool namespaced = true;
 };
 // Looks a kind up by its Kind ("Pod") or plural ("pods"); nullptr when unknown.
 const ResourceType* LookupKind(std::string_view kind_or_plural);
+// The table's name of an object's type: its kind, or "<Kind>.<group>" for a kind the table
+// names so because another group has the same kind (Slinky's "NodeSet.slinky.slurm.net").
+std::string KindKey(std::string_view api_version, std::string_view kind);
 
 // "/api/v1/namespaces/<ns>/pods/<name>/<sub>" or "/apis/<group>/<version>/..."; empty parts
 // are left out ("" namespace = all namespaces, or a cluster-scoped kind).
