@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes the shoal.dev CustomResourceDefinitions (deploy/crds/shoal.dev_<plural>.yaml) and the
-identical copies the shoal-operator chart installs (deploy/helm/shoal-operator/crds/).
+identical copies the shoal-operator chart installs (deploy/helm/shoal-operator/crds/); and, from
+slinky_crds.py, the slinky.slurm.net ones of the Slinky compatibility mode
+(deploy/crds/slinky-compat/, and the chart template that installs them only when asked).
 
 The schemas are built here from a few shared parts (key references, the pod template, the
 service, conditions) so that the six kinds stay consistent; the field names are the ones the
@@ -411,17 +413,23 @@ def render(doc):
 
 def main():
     files = {f"{GROUP}_{k[1]}.yaml": render(crd(*k)) for k in KINDS}
+    outputs = {d / name: text for d in OUT_DIRS for name, text in files.items()}
+    # Slinky's slinky.slurm.net/v1beta1 (docs/kubernetes-slinky.md): standalone copies in
+    # their own folder, and the operator chart's template that installs them behind a value.
+    import slinky_crds  # noqa: E402 (imports this file as `generate`)
+    slinky_files, slinky_template = slinky_crds.files()
+    for name, text in slinky_files.items():
+        outputs[OUT_DIRS[0] / slinky_crds.SUBDIR / name] = text
+    outputs[OUT_DIRS[1].parent / "templates" / slinky_crds.CHART_TEMPLATE] = slinky_template
     check = "--check" in sys.argv
     stale = []
-    for d in OUT_DIRS:
-        d.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            path = d / name
-            if check:
-                if not path.exists() or path.read_text() != text:
-                    stale.append(str(path))
-            else:
-                path.write_text(text)
+    for path, text in outputs.items():
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
     if stale:
         print("stale (run deploy/crds/generate.py):", *stale, sep="\n  ")
         return 1

@@ -404,6 +404,180 @@ def test_operator_chart_all_features(renderer, node_modules, cr_validators):
     assert dep["spec"]["template"]["spec"]["serviceAccountName"] == "op"
 
 
+# ---------------------------------------------------------------- Slinky compatibility
+
+SLINKY_CRDS = DEPLOY / "crds" / "slinky-compat"
+# Slinky's v1beta1 field names (api/v1beta1 of SlinkyProject/slurm-operator), spec and status,
+# one level deep: Slinky users' YAML must find every one of them in the compat CRDs.
+SLINKY_FIELDS = {
+    "Controller": ({"clusterName", "slurmKeyRef", "jwtHs256KeyRef", "jwtKeyRef", "jwksKeyRef",
+                    "accountingRef", "external", "externalConfig", "ha", "slurmctld",
+                    "inplaceReconfigure", "reconfigure", "logfile", "template", "extraConf",
+                    "configFileRefs", "prologScriptRefs", "epilogScriptRefs",
+                    "prologSlurmctldScriptRefs", "epilogSlurmctldScriptRefs", "persistence",
+                    "service", "metrics"}, {"conditions"}),
+    "NodeSet": ({"controllerRef", "replicas", "scalingMode", "slurmd", "ssh", "logfile",
+                 "template", "extraConf", "partition", "volumeClaimTemplates", "updateStrategy",
+                 "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy",
+                 "minReadySeconds", "ordinalPadding", "pinToNode",
+                 "workloadDisruptionProtection", "pruneSlurmNodeRecords", "oversubscribeNode"},
+                {"replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                 "unavailableReplicas", "desired", "slurmIdle", "slurmAllocated", "slurmDown",
+                 "slurmDrain", "observedGeneration", "nodeSetHash", "collisionCount",
+                 "conditions", "ordinalToNode", "selector"}),
+    "LoginSet": ({"controllerRef", "replicas", "login", "initconf", "template",
+                  "rootSshAuthorizedKeys", "extraSshdConfig", "sssdConfRef", "strategy",
+                  "service"}, {"replicas", "conditions", "selector"}),
+    "Accounting": ({"slurmKeyRef", "jwtHs256KeyRef", "jwtKeyRef", "jwksKeyRef", "external",
+                    "externalConfig", "slurmdbd", "template", "storageConfig", "extraConf",
+                    "service"}, {"conditions"}),
+    "RestApi": ({"controllerRef", "replicas", "slurmrestd", "template", "service"},
+                {"conditions"}),
+    "Token": ({"jwtHs256KeyRef", "jwtKeyRef", "username", "lifetime", "refresh", "secretRef"},
+              {"issuedAt", "conditions"}),
+}
+SLINKY_SHORT = {"Controller": ["slurmctld"], "NodeSet": ["nodesets", "nss", "slurmd"],
+                "LoginSet": ["loginsets", "lss", "sackd"], "Accounting": ["slurmdbd"],
+                "RestApi": ["slurmrestd"], "Token": ["tokens", "jwt"]}
+
+
+@pytest.fixture(scope="session")
+def slinky_crds():
+    return {kind: yaml.safe_load((SLINKY_CRDS / f"slinky.slurm.net_{plural}.yaml").read_text())
+            for kind, plural in KINDS.items()}
+
+
+@pytest.fixture(scope="session")
+def slinky_validators(slinky_crds):
+    return {kind: jsonschema.Draft7Validator(
+        strict(c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]),
+        format_checker=jsonschema.FormatChecker()) for kind, c in slinky_crds.items()}
+
+
+def slinky_errors(validators, obj):
+    assert obj["apiVersion"] == "slinky.slurm.net/v1beta1", obj["apiVersion"]
+    return [f"{'.'.join(map(str, e.path))}: {e.message}"
+            for e in validators[obj["kind"]].iter_errors(obj)]
+
+
+def test_slinky_crds_have_slinkys_shape(slinky_crds):
+    assert sorted(p.name for p in SLINKY_CRDS.glob("*.yaml")) == \
+        sorted(f"slinky.slurm.net_{p}.yaml" for p in KINDS.values())
+    for kind, c in slinky_crds.items():
+        spec = c["spec"]
+        assert c["metadata"]["name"] == f"{KINDS[kind]}.slinky.slurm.net"
+        assert c["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+        assert spec["group"] == "slinky.slurm.net" and spec["scope"] == "Namespaced"
+        assert spec["names"]["kind"] == kind and spec["names"]["plural"] == KINDS[kind]
+        assert spec["names"]["shortNames"] == SLINKY_SHORT[kind]
+        (ver,) = spec["versions"]
+        assert ver["name"] == "v1beta1" and ver["served"] and ver["storage"]
+        if kind in ("NodeSet", "LoginSet"):
+            assert ver["subresources"]["scale"] == {
+                "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                "labelSelectorPath": ".status.selector"}
+        else:
+            assert ver["subresources"] == {"status": {}}
+        root = ver["schema"]["openAPIV3Schema"]
+        spec_fields, status_fields = SLINKY_FIELDS[kind]
+        assert set(root["properties"]["spec"]["properties"]) == spec_fields, kind
+        assert status_fields <= set(root["properties"]["status"]["properties"]), kind
+
+        def visit(node, path):
+            if node.get("x-kubernetes-int-or-string"):
+                assert node["anyOf"] == [{"type": "integer"}, {"type": "string"}], path
+            elif not node.get("x-kubernetes-preserve-unknown-fields"):
+                assert node.get("type") in ("object", "array", "string", "integer",
+                                            "boolean"), path
+            for r in node.get("x-kubernetes-validations", []):
+                assert r["rule"] and r["message"], path
+        _walk_schema(root, kind, visit)
+    cols = [c["name"] for c in
+            slinky_crds["NodeSet"]["spec"]["versions"][0]["additionalPrinterColumns"]]
+    assert cols == ["DESIRED", "REPLICAS", "UPDATED", "READY", "IDLE", "ALLOCATED", "DOWN",
+                    "DRAIN", "AGE"]
+    # What Shoal cannot honour and a rule can say is refused at admission, naming the field.
+    rules = {k: " ".join(r["message"] for r in
+                         c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                         ["spec"].get("x-kubernetes-validations", []))
+             for k, c in slinky_crds.items()}
+    for kind, field in [("Controller", "spec.external"), ("Controller", "spec.jwksKeyRef"),
+                        ("Controller", "spec.ha.backups"), ("NodeSet", "spec.pinToNode"),
+                        ("NodeSet", "spec.ordinalPadding"), ("NodeSet", "spec.ssh.enabled"),
+                        ("LoginSet", "spec.strategy.type"), ("Accounting", "spec.external"),
+                        ("Accounting", "spec.jwksKeyRef")]:
+        assert field in rules[kind], (kind, field)
+
+
+def test_slinky_examples_validate(slinky_validators):
+    objs = [o for o in yaml.safe_load_all((DEPLOY / "examples" / "slinky" / "slurm.yaml")
+                                          .read_text()) if o]
+    assert sorted(o["kind"] for o in objs) == sorted(KINDS)
+    errors = [f"{o['kind']}: {e}" for o in objs for e in slinky_errors(slinky_validators, o)]
+    assert not errors, "\n".join(errors)
+
+
+@pytest.mark.parametrize("kind,spec,field", [
+    ("NodeSet", {"controllerRef": {"name": "c"}, "scalingMode": "Deployment"}, "scalingMode"),
+    ("NodeSet", {"replicas": 1}, "controllerRef"),
+    ("NodeSet", {"controllerRef": {"name": "c"}, "replica": 2}, "replica"),
+    ("LoginSet", {"controllerRef": {"name": "c"}}, "sssdConfRef"),
+    ("Token", {"jwtKeyRef": {"name": "j", "key": "k"}}, "username"),
+    ("Controller", {"slurmKeyRef": {"name": "k"}}, "key"),
+])
+def test_slinky_crd_schemas_reject_invalid(slinky_validators, kind, spec, field):
+    obj = {"apiVersion": "slinky.slurm.net/v1beta1", "kind": kind, "metadata": {"name": "x"},
+           "spec": spec}
+    errs = slinky_errors(slinky_validators, obj)
+    assert errs and any(field in e for e in errs), errs
+
+
+def test_operator_chart_slinky_compat(renderer, node_modules, cr_validators, slinky_crds):
+    off = render(renderer, OPERATOR_CHART, "--include-crds", namespace="shoal-system")
+    assert not [c for c in by_kind(off, "CustomResourceDefinition")
+                if c["spec"]["group"] == "slinky.slurm.net"]
+    assert not [r for role in by_kind(off, "ClusterRole") for r in role["rules"]
+                if "slinky.slurm.net" in r["apiGroups"]]
+    (dep,) = by_kind(off, "Deployment")
+    assert not [a for a in dep["spec"]["template"]["spec"]["containers"][0]["args"]
+                if "slinky" in a]
+    objs = render(renderer, OPERATOR_CHART, "--include-crds", "--set",
+                  "slinkyCompat.enabled=true,slinkyCompat.imageRegistry=registry.example.com,"
+                  "slinkyCompat.imageTag=1.2.3", namespace="shoal-system")
+    validate_all(node_modules, cr_validators, objs)
+    crds = {c["metadata"]["name"]: c for c in by_kind(objs, "CustomResourceDefinition")}
+    assert len(crds) == 12
+    for kind, c in slinky_crds.items():
+        assert crds[f"{KINDS[kind]}.slinky.slurm.net"] == c
+    (dep,) = by_kind(objs, "Deployment")
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--slinky-api" in args
+    assert "--slinky-image-registry=registry.example.com" in args
+    assert "--slinky-image-tag=1.2.3" in args
+    # The operator's role, and the aggregated edit and view roles, by name suffix.
+    roles = {r["metadata"]["name"].rsplit("shoal-operator", 1)[1]: r
+             for r in by_kind(objs, "ClusterRole")}
+    grants = {}
+    for rule in roles[""]["rules"]:
+        for g in rule["apiGroups"]:
+            for res in rule["resources"]:
+                grants.setdefault((g, res), set()).update(rule["verbs"])
+    crud = {"get", "list", "watch", "create", "update", "patch", "delete"}
+    for plural in KINDS.values():
+        assert grants[("slinky.slurm.net", plural)] == crud
+        assert grants[("slinky.slurm.net", plural + "/status")] == {"get", "update", "patch"}
+    for plural in ("nodesets", "loginsets"):
+        assert grants[("slinky.slurm.net", plural + "/scale")] == {"get", "update", "patch"}
+    for name in ("-edit", "-view"):
+        assert any("slinky.slurm.net" in r["apiGroups"] for r in roles[name]["rules"]), name
+    # Without the registry and tag, only the flag.
+    objs = render(renderer, OPERATOR_CHART, "--set", "slinkyCompat.enabled=true",
+                  namespace="shoal-system")
+    (dep,) = by_kind(objs, "Deployment")
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [a for a in args if "slinky" in a] == ["--slinky-api"]
+
+
 def test_manifest_up_to_date(renderer, node_modules, cr_validators):
     text = (DEPLOY / "manifests" / "shoal-operator.yaml").read_text()
     assert text == manifests_gen.render(renderer), "run deploy/manifests/generate.py"
@@ -622,7 +796,8 @@ def test_operator_chart_flags_are_the_operators(renderer):
     usage = subprocess.run([str(binary), "--help"], capture_output=True, text=True,
                            timeout=10).stdout
     objs = render(renderer, OPERATOR_CHART, "--set", "watchNamespace=hpc,logLevel=debug",
-                  namespace="shoal-system")
+                  "--set", "slinkyCompat.enabled=true,slinkyCompat.imageRegistry=r,"
+                  "slinkyCompat.imageTag=t", namespace="shoal-system")
     (dep,) = by_kind(objs, "Deployment")
     args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args, "the chart passes no flags"
