@@ -4,6 +4,10 @@
 #   kube-apiserver kube-controller-manager kube-scheduler kubectl   (k8s.io/kubernetes)
 #   etcd etcdctl                                                     (go.etcd.io/etcd)
 #   helm                                                             (helm.sh/helm/v3)
+# and prometheus-operator's monitoring.coreos.com CRDs (ServiceMonitor, ...) into
+# $BUILD_DIR/k8s/crds, generated from its pinned API types (tools/k8s/prometheus-operator) by
+# controller-gen, the way its own build generates them: the deploy tests install ServiceMonitor
+# on the real API server to validate the charts' ServiceMonitors.
 # For tests and tools only: nothing here is linked into Shoal. Version strings are set at link
 # time the way each project's own release build sets them, so `kubectl version`, the API
 # server's /version and Helm's kubeVersion checks see the real release.
@@ -39,6 +43,8 @@ case "${1:-}" in
     echo "kubernetes $(modver "$tools/kubernetes" k8s.io/kubernetes)"
     echo "etcd $(modver "$tools/etcd" go.etcd.io/etcd/server/v3)"
     echo "helm $(modver "$tools/helm" helm.sh/helm/v3)"
+    echo "prometheus-operator $(modver "$tools/prometheus-operator" \
+      github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring)"
     exit 0 ;;
   "") ;;
   *) echo "usage: $0 [--force|--print-versions]" >&2; exit 2 ;;
@@ -115,4 +121,24 @@ if ! fresh "$hdir" helm; then
   echo "build-k8s: Helm built in $((SECONDS - t0)) s"
 fi
 
-echo "build-k8s: $out: Kubernetes $kver, etcd $ever, Helm $hver"
+# --- prometheus-operator's CRDs: controller-gen (sigs.k8s.io/controller-tools, the module's
+# tool) over the pinned github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
+pdir=$tools/prometheus-operator
+pmod=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
+pver=$(modver "$pdir" $pmod)
+crds=$build/k8s/crds
+if ! fresh "$pdir" controller-gen ||
+  [[ ! $crds/monitoring.coreos.com_servicemonitors.yaml -nt $out/controller-gen ]]; then
+  echo "build-k8s: prometheus-operator $pver CRDs"
+  t0=$SECONDS
+  (cd "$pdir" && go build -trimpath -ldflags "-s -w" -o "$out/controller-gen" \
+    sigs.k8s.io/controller-tools/cmd/controller-gen)
+  rm -rf "$crds.new"
+  (cd "$pdir" && "$out/controller-gen" crd:crdVersions=v1 paths="$pmod/v1" \
+    output:crd:dir="$crds.new")
+  rm -rf "$crds" && mv "$crds.new" "$crds"
+  echo "build-k8s: prometheus-operator CRDs generated in $((SECONDS - t0)) s"
+fi
+
+echo "build-k8s: $out: Kubernetes $kver, etcd $ever, Helm $hver;" \
+  "$crds: prometheus-operator $pver"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs everything Shoal needs to build, test and benchmark (Debian 12 packages), then
-# configures and builds it with CMake + Ninja. Safe to run again: apt is skipped when every
-# package is already installed, and the build is incremental.
+# configures and builds it with CMake + Ninja, then builds the real Kubernetes tools the tests
+# use (scripts/build-k8s.sh: kube-apiserver, etcd, kubectl, helm, ... from their pinned sources,
+# into $BUILD_DIR/k8s; needs Go >= 1.26 in /usr/local/go and the Go module proxy, or a warm
+# module cache). Safe to run again: apt is skipped when every package is already installed, the
+# build is incremental, and build-k8s.sh only builds what is missing or stale.
 #
-#   scripts/setup.sh [--deps-only]
+#   scripts/setup.sh [--deps-only]      (--deps-only: the packages alone, nothing built)
 #
 # Environment:
 #   BUILD_DIR          build directory (default: build, relative to the repository)
@@ -44,18 +47,14 @@ PACKAGES=(
   # against the OpenAPI schema and parse OpenMetrics; wrk drives the REST benchmark
   libmicrohttpd-dev libjwt-dev python3-jsonschema python3-prometheus-client wrk curl
   # shoal-operator: libcurl talks to the Kubernetes API; the tests prove the fake API server with
-  # the real kubectl and Python client, run pods in network namespaces (iproute2), and render the
-  # Helm charts with Go's text/template + sprig (no helm in Debian)
-  libcurl4-openssl-dev python3-kubernetes iproute2 golang-go
-  golang-github-masterminds-sprig-dev
-  # deploy tests: YAML for the chart renderer (Go); node + npm install kubernetes-models, the
-  # Kubernetes OpenAPI validators
-  golang-gopkg-yaml.v3-dev python3-yaml nodejs
+  # Debian's kubectl and the Python client, and run pods in network namespaces (iproute2)
+  libcurl4-openssl-dev python3-kubernetes iproute2
+  # deploy tests: YAML (the charts are rendered by the real Helm and validated by a real API
+  # server, both built by scripts/build-k8s.sh below)
+  python3-yaml
   # the LoginSet end-to-end test runs the real sshd in a login pod (never as a system service)
   openssh-server
 )
-# Debian's npm conflicts with a nodejs that bundles npm (NodeSource): only ask when absent.
-command -v npm >/dev/null || PACKAGES+=(npm)
 # Debian's kubectl (kubernetes-client) conflicts with another kubectl package (e.g. Google
 # Cloud SDK's) over /usr/bin/kubectl: only ask when none is installed.
 command -v kubectl >/dev/null || PACKAGES+=(kubernetes-client)
@@ -64,7 +63,7 @@ deps_only=0
 for arg in "$@"; do
   case "$arg" in
     --deps-only) deps_only=1 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 1 ;;
   esac
 done
@@ -116,3 +115,7 @@ esac
 
 cmake "${cmake_args[@]}" >/dev/null
 ninja -C "$BUILD_DIR"
+
+# The real Kubernetes control plane, kubectl, etcd and Helm (and prometheus-operator's CRDs)
+# that tests/deploy and tests/kube use, into the same build tree; a no-op when they are fresh.
+BUILD_DIR=$BUILD_DIR "$ROOT/scripts/build-k8s.sh"

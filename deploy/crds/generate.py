@@ -412,7 +412,10 @@ def render(doc):
 
 
 def main():
-    files = {f"{GROUP}_{k[1]}.yaml": render(crd(*k)) for k in KINDS}
+    # Each file starts a YAML document: `helm show crds` concatenates the chart's crds/ files
+    # as they are, and without the separator `helm show crds ... | kubectl apply -f -` (the way
+    # to upgrade CRDs, which Helm never does) would see one document, the last CRD's.
+    files = {f"{GROUP}_{k[1]}.yaml": "---\n" + render(crd(*k)) for k in KINDS}
     outputs = {d / name: text for d in OUT_DIRS for name, text in files.items()}
     # Slinky's slinky.slurm.net/v1beta1 (docs/kubernetes-slinky.md): standalone copies in
     # their own folder, and the operator chart's template that installs them behind a value.

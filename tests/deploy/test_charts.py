@@ -1,10 +1,10 @@
-"""Deployment artefacts: the shoal.dev CRDs, the Helm charts (rendered with helmrender, Go's
-text/template + sprig, since Debian has no helm), the plain manifests and the Dockerfile.
-
-Rendered Kubernetes objects are validated against the Kubernetes OpenAPI schemas with the npm
-package kubernetes-models (installed once into $SHOAL_NPM_CACHE, default ~/.cache/shoal-npm);
-shoal.dev custom resources against the CRDs' own schemas (python3-jsonschema, unknown fields
-rejected); pod templates that need no privileges against PodSecurity "restricted".
+"""Deployment artefacts: the shoal.dev CRDs, the Helm charts, the plain manifests and the
+Dockerfile, checked with the real tools (fixtures in real_k8s.py): charts rendered, linted and
+installed (dry-run) by the real Helm 3, every object validated by a real Kubernetes API server
+(server-side dry-run, strict field validation, PodSecurity "restricted" enforced), both built
+from their pinned sources by scripts/build-k8s.sh. shoal.dev custom resources are also checked
+against the CRDs' own schemas (python3-jsonschema, unknown fields rejected) and pod templates
+that need no privileges against podsecurity.py's reading of "restricted".
 """
 
 import base64
@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from podsecurity import check_restricted, pod_spec_of
+from real_k8s import control_plane, helm, kube  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -29,8 +30,6 @@ HERE = Path(__file__).resolve().parent
 BUILD = Path(os.environ.get("SHOAL_BUILD_DIR", ROOT / "build"))
 if not BUILD.is_absolute():
     BUILD = ROOT / BUILD
-NPM_CACHE = Path(os.environ.get("SHOAL_NPM_CACHE", Path.home() / ".cache" / "shoal-npm"))
-NPM_PACKAGES = {"kubernetes-models": "4.5.1", "@kubernetes-models/prometheus-operator": "4.4.4"}
 KINDS = {"Controller": "controllers", "NodeSet": "nodesets", "LoginSet": "loginsets",
          "Accounting": "accountings", "RestApi": "restapis", "Token": "tokens"}
 
@@ -47,46 +46,13 @@ manifests_gen = _load_module(DEPLOY / "manifests" / "generate.py", "manifests_ge
 
 # ---------------------------------------------------------------- fixtures and helpers
 
-@pytest.fixture(scope="session")
-def renderer(tmp_path_factory):
-    return manifests_gen.build_renderer(tmp_path_factory.mktemp("helmrender"))
-
-
-def render(renderer, chart, *args, release="rel", namespace="hpc", check=True):
-    r = subprocess.run([str(renderer), release, str(chart), "-n", namespace, *args],
-                       capture_output=True, text=True, timeout=60)
+def render(helm, chart, *args, release="rel", namespace="hpc", check=True):
+    """`helm template`'s objects (CompletedProcess when not CHECK)."""
+    r = helm("template", release, str(chart), "--namespace", namespace, *args, check=False)
     if not check:
         return r
     assert r.returncode == 0, r.stderr
     return [d for d in yaml.safe_load_all(r.stdout) if d is not None]
-
-
-@pytest.fixture(scope="session")
-def node_modules():
-    """kubernetes-models, installed with npm into the cache directory once."""
-    mods = NPM_CACHE / "node_modules"
-
-    def installed(pkg, version):
-        p = mods / pkg / "package.json"
-        return p.exists() and json.loads(p.read_text()).get("version") == version
-
-    if not all(installed(p, v) for p, v in NPM_PACKAGES.items()):
-        NPM_CACHE.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(["npm", "install", "--prefix", str(NPM_CACHE), "--no-audit",
-                            "--no-fund", "--no-save",
-                            *[f"{p}@{v}" for p, v in NPM_PACKAGES.items()]],
-                           capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stdout + r.stderr
-    return mods
-
-
-def k8s_validate(node_modules, objs):
-    """Errors from kubernetes-models, one per object (None: valid; shoal.dev skipped)."""
-    r = subprocess.run(["node", str(HERE / "k8s_validate.js")], input=json.dumps(objs),
-                       capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, NODE_PATH=str(node_modules)))
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
 
 
 def strict(schema):
@@ -131,12 +97,13 @@ def cr_errors(cr_validators, obj):
     return [f"{'.'.join(map(str, e.path))}: {e.message}" for e in v.iter_errors(obj)]
 
 
-def validate_all(node_modules, cr_validators, objs):
-    errors = []
-    for obj, err in zip(objs, k8s_validate(node_modules, objs)):
+def validate_all(kube, cr_validators, objs, namespace="hpc"):
+    """The real API server admits every object (OBJS without a namespace go into NAMESPACE,
+    labelled PodSecurity restricted); shoal.dev ones also pass the strict CRD schemas, and pod
+    templates podsecurity.py's "restricted"."""
+    errors = kube.errors(objs, namespace)
+    for obj in objs:
         where = f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}"
-        if err:
-            errors.append(f"{where}: {err}")
         if obj.get("apiVersion", "").startswith("shoal.dev/"):
             errors += [f"{where}: {e}" for e in cr_errors(cr_validators, obj)]
         spec = pod_spec_of(obj)
@@ -219,10 +186,10 @@ def test_crds_structural_with_subresources_and_columns(crds):
                                          "AGE"]
 
 
-def test_examples_validate(node_modules, cr_validators):
+def test_examples_validate(kube, cr_validators):
     objs = [o for p in sorted((DEPLOY / "examples").glob("*.yaml"))
             for o in yaml.safe_load_all(p.read_text())]
-    validate_all(node_modules, cr_validators, objs)
+    validate_all(kube, cr_validators, objs)
     assert {o["kind"] for o in objs} == set(KINDS) | {"HorizontalPodAutoscaler"}
     (hpa,) = by_kind(objs, "HorizontalPodAutoscaler")
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "shoal.dev/v1alpha1",
@@ -265,88 +232,74 @@ NS = {"controllerRef": {"name": "c"}}
     ("LoginSet", {**NS, "service": {"type": "Headless"}}, "type"),
     ("RestApi", {**NS, "replicas": "two"}, "replicas"),
 ])
-def test_crd_schemas_reject_invalid(cr_validators, kind, spec, field):
+def test_crd_schemas_reject_invalid(cr_validators, kube, kind, spec, field):
     errs = cr_errors(cr_validators, _cr(kind, spec))
+    assert errs and any(field in e for e in errs), errs
+    # The API server refuses it too (its structural schema, strict field validation, CEL).
+    errs = kube.errors([_cr(kind, spec)], "crd-schemas")
     assert errs and any(field in e for e in errs), errs
 
 
 @pytest.mark.parametrize("value", [0, 2, "25%", "100%"])
-def test_max_unavailable_int_or_percent(cr_validators, value):
+def test_max_unavailable_int_or_percent(cr_validators, kube, value):
     spec = {**NS, "replicas": 0, "updateStrategy": {
         "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": value}}}
     assert cr_errors(cr_validators, _cr("NodeSet", spec)) == []
-
-
-# ---------------------------------------------------------------- the renderer
-
-def test_renderer_helm_semantics(renderer, tmp_path):
-    chart = tmp_path / "demo"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "crds").mkdir()
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: demo\nversion: 1.2.3\n"
-                                      "appVersion: '9.9'\n")
-    (chart / "values.yaml").write_text("a: {b: 1, c: keep, gone: x}\nlist: [1, 2]\n"
-                                       "msg: 'hello {{ .Release.Name }}'\n")
-    (chart / "crds" / "crd.yaml").write_text("kind: CustomResourceDefinition\n# {{ raw }}\n")
-    (chart / "templates" / "_helpers.tpl").write_text(
-        '{{- define "demo.name" -}}{{ .Chart.Name }}-{{ .Release.Name }}{{- end -}}\n'
-        "kind: NeverPrinted\n")
-    (chart / "templates" / "NOTES.txt").write_text("notes {{ .Release.Name }}\n")
-    (chart / "templates" / "cm.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
-        '  name: {{ include "demo.name" . }}\n  namespace: {{ .Release.Namespace }}\n'
-        "data:\n"
-        "  tpl: {{ tpl .Values.msg . | quote }}\n"
-        "  b: {{ .Values.a.b | quote }}\n  c: {{ .Values.a.c }}\n"
-        "  gone: {{ hasKey .Values.a \"gone\" | quote }}\n"
-        "  version: {{ .Chart.Version }}-{{ .Chart.AppVersion }}\n"
-        "  kube: {{ .Capabilities.KubeVersion.Version }}\n"
-        "  sm: {{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1\" | quote }}\n"
-        "  lookup: {{ lookup \"v1\" \"Secret\" \"ns\" \"x\" | len | quote }}\n"
-        "  yaml: {{ toYaml .Values.list | quote }}\n"
-        "  json: {{ toJson .Values.a | quote }}\n"
-        "  from: {{ (fromYaml \"x: 5\").x | quote }}\n"
-        "  template: {{ .Template.Name }}\n"
-        "  missing: '{{ .Values.nothing }}'\n"
-        "---\n# only a comment\n---\n"
-        "{{- if .Values.extra }}\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
-        "{{- end }}\n")
-    (chart / "templates" / "req.yaml").write_text(
-        '{{- if .Values.fail }}{{ fail "asked to fail" }}{{ end -}}\n'
-        '{{- required "need .Values.need" .Values.need | toString | printf "# %s" }}\n')
-    override = tmp_path / "over.yaml"
-    override.write_text("a: {gone: null, c: changed}\nextra: true\nneed: here\n")
-    r = render(renderer, chart, "-f", str(override), "--set", "a.b=7,need=x",
-               "--api-versions", "monitoring.coreos.com/v1", "--kube-version", "v1.30.2",
-               "--include-crds", check=False)
-    assert r.returncode == 0, r.stderr
-    assert "NeverPrinted" not in r.stdout and "notes" not in r.stdout
-    assert r.stdout.startswith("---\n# Source: demo/crds/crd.yaml\nkind: "
-                               "CustomResourceDefinition\n# {{ raw }}\n")
-    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
-    # Helm's install order: Secret before ConfigMap.
-    assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "Secret", "ConfigMap"]
-    data = docs[2]["data"]
-    assert docs[2]["metadata"] == {"name": "demo-rel", "namespace": "hpc"}
-    assert data == {"tpl": "hello rel", "b": "7", "c": "changed", "gone": "false",
-                    "version": "1.2.3-9.9", "kube": "v1.30.2", "sm": "true", "lookup": "0",
-                    "yaml": "- 1\n- 2", "json": '{"b":7,"c":"changed"}', "from": "5",
-                    "template": "demo/templates/cm.yaml", "missing": ""}
-    r = render(renderer, chart, check=False)
-    assert r.returncode != 0 and "need .Values.need" in r.stderr
-    r = render(renderer, chart, "--set", "need=1,fail=true", check=False)
-    assert r.returncode != 0 and "asked to fail" in r.stderr
+    assert kube.errors([_cr("NodeSet", spec)], "crd-schemas") == []
 
 
 # ---------------------------------------------------------------- the operator chart
 
 OPERATOR_CHART = DEPLOY / "helm" / "shoal-operator"
 SHOAL_CHART = DEPLOY / "helm" / "shoal"
+# Operator values that switch everything on.
+OPERATOR_ALL = ["--set", "replicas=2,metrics.serviceMonitor.enabled=true,watchNamespace=hpc",
+                "--set", "image.tag=1.0.0,serviceAccount.name=op"]
 
 
-def test_operator_chart_default(renderer, node_modules, cr_validators):
-    objs = render(renderer, OPERATOR_CHART, "--include-crds", namespace="shoal-system")
-    validate_all(node_modules, cr_validators, objs)
+@pytest.mark.parametrize("chart,args", [
+    (OPERATOR_CHART, []), (OPERATOR_CHART, OPERATOR_ALL), (SHOAL_CHART, []),
+    (SHOAL_CHART, ["-f", str(HERE / "values-full.yaml")]),
+], ids=["operator", "operator-all", "shoal", "shoal-full"])
+def test_charts_lint_strict(helm, chart, args):
+    r = helm("lint", "--strict", str(chart), *args, check=False)
+    assert r.returncode == 0 and "1 chart(s) linted, 0 chart(s) failed" in r.stdout, \
+        r.stdout + r.stderr
+    assert "[WARNING]" not in r.stdout and "[ERROR]" not in r.stdout, r.stdout
+
+
+def test_operator_chart_ships_the_crds(helm):
+    """`helm show crds` gives exactly deploy/crds' CRDs (Helm installs them before the chart's
+    templates and never upgrades or deletes them)."""
+    shown = [d for d in yaml.safe_load_all(helm("show", "crds", str(OPERATOR_CHART)).stdout) if d]
+    assert sorted(shown, key=lambda c: c["metadata"]["name"]) == \
+        [yaml.safe_load((DEPLOY / "crds" / f"shoal.dev_{p}.yaml").read_text())
+         for p in sorted(KINDS.values())]
+
+
+@pytest.mark.parametrize("chart,args", [
+    (OPERATOR_CHART, []), (OPERATOR_CHART, OPERATOR_ALL), (SHOAL_CHART, []),
+    (SHOAL_CHART, ["-f", str(HERE / "values-full.yaml")]),
+], ids=["operator", "operator-all", "shoal", "shoal-full"])
+def test_charts_install_dry_run_server(helm, kube, chart, args):
+    """`helm install --dry-run=server` against the real API server, as a user installs: Helm
+    checks the chart's kubeVersion against the server's and renders with the live cluster's
+    Capabilities; the objects it would create are then admitted by the server (dry-run)."""
+    ns = kube.namespace(f"dry-{chart.name}")
+    r = helm("install", "rel", str(chart), "--namespace", ns, "--dry-run=server", *args,
+             kubeconfig=kube.cp.kubeconfig)
+    assert "STATUS: pending-install" in r.stdout, r.stdout
+    manifest = r.stdout.split("MANIFEST:", 1)[1].split("\nNOTES:", 1)[0]
+    objs = [d for d in yaml.safe_load_all(manifest) if d]
+    assert objs
+    assert kube.errors(objs, ns) == []
+    if args:  # validated against prometheus-operator's own ServiceMonitor CRD
+        assert by_kind(objs, "ServiceMonitor")
+
+
+def test_operator_chart_default(helm, kube, cr_validators):
+    objs = render(helm, OPERATOR_CHART, "--include-crds", namespace="shoal-system")
+    validate_all(kube, cr_validators, objs, "shoal-system")
     assert len(by_kind(objs, "CustomResourceDefinition")) == 6
     assert by_kind(objs, "ServiceMonitor") == []
     (dep,) = by_kind(objs, "Deployment")
@@ -389,11 +342,9 @@ def test_operator_chart_default(renderer, node_modules, cr_validators):
     assert grants == expect
 
 
-def test_operator_chart_all_features(renderer, node_modules, cr_validators):
-    objs = render(renderer, OPERATOR_CHART, "--include-crds", "--set",
-                  "replicas=2,metrics.serviceMonitor.enabled=true,watchNamespace=hpc",
-                  "--set", "image.tag=1.0.0,serviceAccount.name=op", namespace="ops")
-    validate_all(node_modules, cr_validators, objs)
+def test_operator_chart_all_features(helm, kube, cr_validators):
+    objs = render(helm, OPERATOR_CHART, "--include-crds", *OPERATOR_ALL, namespace="ops")
+    validate_all(kube, cr_validators, objs, "ops")
     (sm,) = by_kind(objs, "ServiceMonitor")
     assert sm["spec"]["endpoints"][0]["port"] == "metrics"
     (dep,) = by_kind(objs, "Deployment")
@@ -509,11 +460,12 @@ def test_slinky_crds_have_slinkys_shape(slinky_crds):
         assert field in rules[kind], (kind, field)
 
 
-def test_slinky_examples_validate(slinky_validators):
+def test_slinky_examples_validate(slinky_validators, kube):
     objs = [o for o in yaml.safe_load_all((DEPLOY / "examples" / "slinky" / "slurm.yaml")
                                           .read_text()) if o]
     assert sorted(o["kind"] for o in objs) == sorted(KINDS)
     errors = [f"{o['kind']}: {e}" for o in objs for e in slinky_errors(slinky_validators, o)]
+    errors += kube.errors(objs, "slinky")
     assert not errors, "\n".join(errors)
 
 
@@ -532,8 +484,8 @@ def test_slinky_crd_schemas_reject_invalid(slinky_validators, kind, spec, field)
     assert errs and any(field in e for e in errs), errs
 
 
-def test_operator_chart_slinky_compat(renderer, node_modules, cr_validators, slinky_crds):
-    off = render(renderer, OPERATOR_CHART, "--include-crds", namespace="shoal-system")
+def test_operator_chart_slinky_compat(helm, kube, cr_validators, slinky_crds):
+    off = render(helm, OPERATOR_CHART, "--include-crds", namespace="shoal-system")
     assert not [c for c in by_kind(off, "CustomResourceDefinition")
                 if c["spec"]["group"] == "slinky.slurm.net"]
     assert not [r for role in by_kind(off, "ClusterRole") for r in role["rules"]
@@ -541,10 +493,10 @@ def test_operator_chart_slinky_compat(renderer, node_modules, cr_validators, sli
     (dep,) = by_kind(off, "Deployment")
     assert not [a for a in dep["spec"]["template"]["spec"]["containers"][0]["args"]
                 if "slinky" in a]
-    objs = render(renderer, OPERATOR_CHART, "--include-crds", "--set",
+    objs = render(helm, OPERATOR_CHART, "--include-crds", "--set",
                   "slinkyCompat.enabled=true,slinkyCompat.imageRegistry=registry.example.com,"
                   "slinkyCompat.imageTag=1.2.3", namespace="shoal-system")
-    validate_all(node_modules, cr_validators, objs)
+    validate_all(kube, cr_validators, objs, "shoal-system")
     crds = {c["metadata"]["name"]: c for c in by_kind(objs, "CustomResourceDefinition")}
     assert len(crds) == 12
     for kind, c in slinky_crds.items():
@@ -571,18 +523,23 @@ def test_operator_chart_slinky_compat(renderer, node_modules, cr_validators, sli
     for name in ("-edit", "-view"):
         assert any("slinky.slurm.net" in r["apiGroups"] for r in roles[name]["rules"]), name
     # Without the registry and tag, only the flag.
-    objs = render(renderer, OPERATOR_CHART, "--set", "slinkyCompat.enabled=true",
+    objs = render(helm, OPERATOR_CHART, "--set", "slinkyCompat.enabled=true",
                   namespace="shoal-system")
     (dep,) = by_kind(objs, "Deployment")
     args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
     assert [a for a in args if "slinky" in a] == ["--slinky-api"]
 
 
-def test_manifest_up_to_date(renderer, node_modules, cr_validators):
+def test_manifest_up_to_date(helm, kube, cr_validators):
     text = (DEPLOY / "manifests" / "shoal-operator.yaml").read_text()
-    assert text == manifests_gen.render(renderer), "run deploy/manifests/generate.py"
+    assert text == manifests_gen.render(helm.exe, helm.env), "run deploy/manifests/generate.py"
     objs = [d for d in yaml.safe_load_all(text) if d]
-    validate_all(node_modules, cr_validators, objs)
+    validate_all(kube, cr_validators, objs, manifests_gen.NAMESPACE)
+    # The file as a user applies it (its header says how).
+    r = kube.kubectl("apply", "--server-side", "--dry-run=server", "--validate=strict",
+                     "-f", str(DEPLOY / "manifests" / "shoal-operator.yaml"))
+    assert r.returncode == 0 and not r.stderr.strip(), r.stdout + r.stderr
+    assert len(r.stdout.splitlines()) == len(objs), r.stdout
     assert objs[0]["kind"] == "Namespace"
     scrape = yaml.safe_load((DEPLOY / "manifests" / "prometheus-scrape.yaml").read_text())
     assert {j["job_name"] for j in scrape["scrape_configs"]} >= {"shoal-controller",
@@ -591,9 +548,9 @@ def test_manifest_up_to_date(renderer, node_modules, cr_validators):
 
 # ---------------------------------------------------------------- the cluster chart
 
-def test_shoal_chart_default(renderer, node_modules, cr_validators):
-    objs = render(renderer, SHOAL_CHART)
-    validate_all(node_modules, cr_validators, objs)
+def test_shoal_chart_default(helm, kube, cr_validators):
+    objs = render(helm, SHOAL_CHART)
+    validate_all(kube, cr_validators, objs)
     assert sorted(o["kind"] for o in objs) == ["Controller", "NodeSet", "Secret", "Secret"]
     (ctl,) = by_kind(objs, "Controller")
     secrets = {s["metadata"]["name"]: s for s in by_kind(objs, "Secret")}
@@ -606,10 +563,10 @@ def test_shoal_chart_default(renderer, node_modules, cr_validators):
     assert "annotations" not in (ctl["spec"]["template"].get("metadata") or {})
 
 
-def test_shoal_chart_all_features(renderer, node_modules, cr_validators):
-    objs = render(renderer, SHOAL_CHART, "-f", str(HERE / "values-full.yaml"),
+def test_shoal_chart_all_features(helm, kube, cr_validators):
+    objs = render(helm, SHOAL_CHART, "-f", str(HERE / "values-full.yaml"),
                   "--api-versions", "monitoring.coreos.com/v1")
-    validate_all(node_modules, cr_validators, objs)
+    validate_all(kube, cr_validators, objs)
     kinds = sorted(o["kind"] for o in objs)
     assert kinds == sorted(["Accounting", "ConfigMap", "ConfigMap", "ConfigMap", "Controller",
                             "LoginSet", "NodeSet", "NodeSet", "RestApi", "Secret", "Secret",
@@ -647,10 +604,9 @@ def test_shoal_chart_all_features(renderer, node_modules, cr_validators):
         "app.kubernetes.io/name": "shoal-controller", "app.kubernetes.io/instance": "rel"}
 
 
-def test_shoal_chart_scrape_annotations_without_service_monitor(renderer, cr_validators,
-                                                               node_modules):
-    objs = render(renderer, SHOAL_CHART, "--set", "metrics.enabled=true")
-    validate_all(node_modules, cr_validators, objs)
+def test_shoal_chart_scrape_annotations_without_service_monitor(helm, kube, cr_validators):
+    objs = render(helm, SHOAL_CHART, "--set", "metrics.enabled=true")
+    validate_all(kube, cr_validators, objs)
     assert by_kind(objs, "ServiceMonitor") == []
     (ctl,) = by_kind(objs, "Controller")
     ann = ctl["spec"]["template"]["metadata"]["annotations"]
@@ -658,23 +614,50 @@ def test_shoal_chart_scrape_annotations_without_service_monitor(renderer, cr_val
                    "prometheus.io/path": "/metrics"}
 
 
-def test_shoal_chart_required_values(renderer):
-    r = render(renderer, SHOAL_CHART, "--set", "accounting.enabled=true", check=False)
+def test_shoal_chart_required_values(helm):
+    r = render(helm, SHOAL_CHART, "--set", "accounting.enabled=true", check=False)
     assert r.returncode != 0 and "accounting.storageConfig" in r.stderr
 
 
 # ---------------------------------------------------------------- validators catch errors
 
-def test_validators_reject_bad_objects(node_modules):
-    bad = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-            "spec": {"replicas": "two", "selector": {},
-                     "template": {"spec": {"containers": [{"name": "c"}]}}}},
-           {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
-            "spec": {"ports": [{"port": "http"}]}},
-           {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}}]
-    errs = k8s_validate(node_modules, bad)
-    assert all(errs), errs
-    assert "replicas" in errs[0] and "port" in errs[1] and "no models" in errs[2]
+def test_validators_reject_bad_objects(kube):
+    """The API server's validation, as used above, refuses what it should and names why."""
+    def deployment(name, **spec):
+        pod = {"containers": [{"name": "c", "image": "busybox", "securityContext": {
+            "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+            "runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}}]}
+        pod.update(spec.pop("pod", {}))
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+                         "template": {"metadata": {"labels": {"a": "b"}}, "spec": pod},
+                         **spec}}
+
+    assert kube.errors([deployment("good")], "validators") == []
+    bad_container = deployment("unknown-field")
+    bad_container["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Never"
+    cases = [
+        (deployment("bad-replicas", replicas="two"), "replicas"),
+        (bad_container, "imagePullPolicyy: field not declared in schema"),
+        (deployment("privileged", pod={"hostNetwork": True}), "PodSecurity"),
+        ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+          "spec": {"ports": [{"port": "http"}]}}, "port"),
+        ({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}},
+         "no matches for kind"),
+        (_cr("NodeSet", {**NS, "replica": 2}), "replica"),
+        (_cr("Controller", {"clusterName": "c", "port": 70000}), "port"),
+    ]
+    for obj, why in cases:
+        errs = kube.errors([obj], "validators")
+        name = obj["metadata"]["name"]
+        assert any(e.startswith(f"{obj['kind']}/{name}: ") and why in e for e in errs), \
+            (name, why, errs)
+    # The privileged Deployment's pod is refused outright (enforced), not only warned about.
+    errs = kube.errors([deployment("privileged", pod={"hostNetwork": True})], "validators")
+    assert any(e.startswith("Pod/privileged-pod:") and "forbidden" in e for e in errs), errs
+    # In one call with good objects, the bad one is still named.
+    errs = kube.errors([deployment("good"), cases[0][0], deployment("good2")], "validators")
+    assert len(errs) == 1 and errs[0].startswith("Deployment/bad-replicas:"), errs
 
 
 def test_podsecurity_checker_rejects_bad_pod():
@@ -788,14 +771,14 @@ def test_dockerfile_static(tmp_path):
     assert "shoal-operator" in operator
 
 
-def test_operator_chart_flags_are_the_operators(renderer):
+def test_operator_chart_flags_are_the_operators(helm):
     """Every flag the chart passes is one shoal-operator documents (its --help), so the chart
     cannot drift from the binary."""
     binary = BUILD / "sbin" / "shoal-operator"
     assert binary.exists(), f"{binary} not built"
     usage = subprocess.run([str(binary), "--help"], capture_output=True, text=True,
                            timeout=10).stdout
-    objs = render(renderer, OPERATOR_CHART, "--set", "watchNamespace=hpc,logLevel=debug",
+    objs = render(helm, OPERATOR_CHART, "--set", "watchNamespace=hpc,logLevel=debug",
                   "--set", "slinkyCompat.enabled=true,slinkyCompat.imageRegistry=r,"
                   "slinkyCompat.imageTag=t", namespace="shoal-system")
     (dep,) = by_kind(objs, "Deployment")
