@@ -192,3 +192,33 @@ def test_cri_log_text():
     assert oci.cri_log_text(data, tail_lines=1) == b"\n"
     assert oci.cri_log_text(data, timestamps=True).split(b"\n")[2] == \
         b"2026-01-01T00:00:00.2Z partial"
+
+
+def test_load_kubeconfig_files_inline_data_and_token(tmp_path):
+    """The agent's kubeconfig reader: CA-verified TLS with a client certificate given as files
+    or inline base64 data, or a bearer token."""
+    import base64
+    import kubelet_sim
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from pki import Pki
+    pki = Pki(tmp_path / "pki").create_ca()
+    crt, key = pki.issue("node-a", "system:node:a", orgs=["system:nodes"])
+    b64 = lambda p: base64.b64encode(Path(p).read_bytes()).decode()  # noqa: E731
+    inline = {"apiVersion": "v1", "kind": "Config", "current-context": "a",
+              "clusters": [{"name": "c", "cluster": {"server": "https://10.0.0.1:6443",
+                                                     "certificate-authority-data": b64(pki.ca)}}],
+              "users": [{"name": "u", "user": {"client-certificate-data": b64(crt),
+                                               "client-key-data": b64(key)}}],
+              "contexts": [{"name": "a", "context": {"cluster": "c", "user": "u",
+                                                     "namespace": "ns"}}]}
+    (tmp_path / "inline").write_text(json.dumps(inline))
+    kube = kubelet_sim.load_kubeconfig(tmp_path / "inline")
+    assert (kube.host, kube.port, kube.namespace) == ("10.0.0.1", 6443, "ns")
+    assert kube.ctx.verify_mode.name == "CERT_REQUIRED" and kube.reuse
+    files = dict(inline)
+    files["clusters"] = [{"name": "c", "cluster": {"server": "https://h:1",
+                                                   "certificate-authority": str(pki.ca)}}]
+    files["users"] = [{"name": "u", "user": {"token": "t0k"}}]
+    (tmp_path / "files").write_text(json.dumps(files))
+    kube = kubelet_sim.load_kubeconfig(tmp_path / "files")
+    assert kube._headers()["Authorization"] == "Bearer t0k"
