@@ -196,7 +196,10 @@ def resource_args(container):
     manager; the v2 tree has no controllers): the memory limit (OOM kill at the limit), CPU
     quota (limits.cpu -> CFS quota) and CPU weight (requests.cpu -> cpu.shares, as kubelet
     computes them) are enforced. Not enforced: ephemeral-storage, hugepages, extended
-    resources, and the pod-level cgroup (each container has its own, no pod sum)."""
+    resources, and the pod-level cgroup (each container has its own, no pod sum). Podman 4.3
+    with conmon 2.1.6 does not see OOM kills on cgroup v1 here (State.OOMKilled stays false),
+    so a container killed at its memory limit ends "Error" with exit code 137, not
+    "OOMKilled"."""
     res = container.get("resources") or {}
     limits, requests = res.get("limits") or {}, res.get("requests") or {}
     args = []
