@@ -179,8 +179,11 @@ class NodeAgents:
     stop(); exec(). Each node's root is ROOT/NAME (its log ROOT/NAME.log)."""
 
     def __init__(self, cp, root, nodes=("kn-1", "kn-2"), bridge=DEFAULT_BRIDGE,
-                 cidr=DEFAULT_CIDR, cpus=4, memory="8Gi", pods=110, lease_renew=10,
+                 cidr=DEFAULT_CIDR, cpus=4, memory="8Gi", pods=110, lease_renew=5,
                  extra_args=()):
+        # lease_renew: kubelet renews every 10 s against the controller-manager's default
+        # 50 s node-monitor-grace-period; the fixture's grace is 20 s, so 5 s keeps a loaded
+        # 2-core host from flapping nodes NotReady.
         self.cp = cp
         self.root = Path(root).resolve()
         self.names = list(nodes)
