@@ -24,6 +24,7 @@
 extern char** environ;
 
 #include "common/auth.h"
+#include "common/auth_agent.h"
 #include "common/config_files.h"
 #include "common/hostlist.h"
 #include "common/rpc.h"
@@ -287,6 +288,19 @@ class NodeDaemon {
       else
         Log("error: cannot listen on port %u (%s): srun cannot launch tasks on this node",
             s_.registration.port(), tcp.error().c_str());
+    }
+    if (!s_.opts.agent_socket.empty()) {
+      const std::string& path = s_.opts.agent_socket;
+      if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0)
+        (void)MakeDirs(path.substr(0, slash), 0755);
+      auto agent = RpcServer::Listen(
+          io_, "unix:" + path,
+          [this](const RpcConnectionPtr& c, const pb::Credential&, const std::string& body,
+                 Responder respond) { respond(AnswerAuthAgent(*s_.key, *c, body, NowSeconds())); },
+          0666);
+      if (!agent) return agent.status();
+      agent_server_ = std::move(*agent);
+      Log("auth agent on %s", path.c_str());
     }
     Log("shoald %s started: node %s, spool %s, controller %s", kShoalVersion, name_.c_str(),
         s_.spool.c_str(), Controller().c_str());
@@ -1303,6 +1317,7 @@ class NodeDaemon {
   std::set<uint32_t> ended_in_prolog_;    // TerminateJob arrived while the Prolog ran
   std::unique_ptr<RpcServer> notify_server_;
   std::unique_ptr<RpcServer> user_server_;
+  std::unique_ptr<RpcServer> agent_server_;  // --agent-socket
   RpcConnectionPtr conn_;
   bool registered_ = false;
   bool reconnect_pending_ = false;
@@ -1356,6 +1371,9 @@ const char kUsage[] =
     "                  (configless; SlurmctldParameters=enable_configless)\n"
     "  --conf-cache DIR  where the fetched configuration is cached (default /run/shoal/conf)\n"
     "  --key FILE      cluster key when configless (default /etc/slurm/slurm.key)\n"
+    "  --agent-socket PATH  serve the auth agent on PATH (mode 0666), so the commands of jobs\n"
+    "                  on this node (srun, mpirun's srun, sbatch) get credentials for their uid\n"
+    "                  (nodes whose host runs no shoalctld or shoalsackd, e.g. worker pods)\n"
     "  -L FILE         log to FILE\n"
     "  -v              more verbose logging (repeatable)\n"
     "  -V              print the version and exit\n"
@@ -1380,7 +1398,8 @@ Result<ShoaldOptions> ParseShoaldArgs(const std::vector<std::string>& args) {
     for (auto [flag, field] :
          {std::pair<const char*, std::string*>{"--conf-server", &o.conf_server},
           {"--conf-cache", &o.conf_cache},
-          {"--key", &o.key_file}}) {
+          {"--key", &o.key_file},
+          {"--agent-socket", &o.agent_socket}}) {
       std::string f = flag;
       if (a != f && a.rfind(f + "=", 0) != 0) continue;
       if (a.size() > f.size()) {

@@ -22,18 +22,19 @@ inline constexpr const char* kShoalVersion = "0.1.0";
 #endif
 
 struct ShoaldOptions {
-  bool foreground = false;  // -D
-  std::string conf_path;    // -f (default DefaultSlurmConfPath())
-  std::string node_name;    // -N (default short hostname)
-  bool dynamic = false;     // -Z
-  std::string dyn_conf;     // --conf "CPUs=4 RealMemory=2000 ..."
-  std::string conf_server;  // --conf-server host[:port][,host2[:port]] (configless)
-  std::string conf_cache;   // --conf-cache DIR (Shoal): configless cache, default /run/shoal/conf
-  std::string key_file;     // --key PATH (Shoal): cluster key when configless
-  std::string log_file;     // -L (default SlurmdLogFile, else stderr / nothing)
-  int verbose = 0;          // -v, repeatable
-  bool version = false;     // -V
-  bool help = false;        // -h, --help
+  bool foreground = false;   // -D
+  std::string conf_path;     // -f (default DefaultSlurmConfPath())
+  std::string node_name;     // -N (default short hostname)
+  bool dynamic = false;      // -Z
+  std::string dyn_conf;      // --conf "CPUs=4 RealMemory=2000 ..."
+  std::string conf_server;   // --conf-server host[:port][,host2[:port]] (configless)
+  std::string conf_cache;    // --conf-cache DIR (Shoal): configless cache, default /run/shoal/conf
+  std::string key_file;      // --key PATH (Shoal): cluster key when configless
+  std::string agent_socket;  // --agent-socket PATH (Shoal): serve the auth agent there
+  std::string log_file;      // -L (default SlurmdLogFile, else stderr / nothing)
+  int verbose = 0;           // -v, repeatable
+  bool version = false;      // -V
+  bool help = false;         // -h, --help
 };
 
 // slurmd-style flags; short flags may be bundled ("-Dvv") and take values attached or separate

@@ -199,8 +199,9 @@ TEST(ReconfigurePlan, PartitionRecordAndParameters) {
 
 TEST(ShoaldArgs, ConfiglessOptions) {
   auto o = noded::ParseShoaldArgs({"-D", "--conf-server", "ctl:7000,ctl2", "--key=/k/slurm.key",
-                                   "--conf-cache", "/c", "-N", "n1"});
+                                   "--conf-cache", "/c", "-N", "n1", "--agent-socket=/run/a.sock"});
   ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_EQ(o->agent_socket, "/run/a.sock");
   EXPECT_EQ(o->conf_server, "ctl:7000,ctl2");
   EXPECT_EQ(o->key_file, "/k/slurm.key");
   EXPECT_EQ(o->conf_cache, "/c");

@@ -233,9 +233,10 @@ TEST(OperatorDesired, WorkerPodShape) {
   EXPECT_EQ(pod["metadata"]["labels"][kLabelRevision],
             WorkerRevision(spec, in.controller_host, "slurm-key"));
   const Json& c = pod["spec"]["containers"][0];
-  EXPECT_EQ(c["command"], Json::array({"shoald", "-D", "-Z", "-N", "$(POD_NAME)", "--conf-server",
-                                       "c.hpc.svc:6817", "--key", "/etc/shoal/auth/slurm.key",
-                                       "--conf", "Features=w"}));
+  EXPECT_EQ(c["command"],
+            Json::array({"shoald", "-D", "-Z", "-N", "$(POD_NAME)", "--conf-server",
+                         "c.hpc.svc:6817", "--agent-socket", "/run/shoal/auth.sock", "--key",
+                         "/etc/shoal/auth/slurm.key", "--conf", "Features=w"}));
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"], "/readyz");
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"], 6818);
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"], "/livez");

@@ -67,8 +67,10 @@ Json WorkerPod(const Json& cr, const NodeSetSpec& spec, const WorkerPodInputs& i
   std::string key_secret = in.slurm_key_secret;
   labels[kLabelRevision] = WorkerRevision(spec, in.controller_host, key_secret);
 
-  Json command =
-      Json::array({"shoald", "-D", "-Z", "-N", "$(POD_NAME)", "--conf-server", in.controller_host});
+  // The auth agent for the commands of jobs on this pod (srun, mpirun's srun): no other daemon
+  // in the pod serves it.
+  Json command = Json::array({"shoald", "-D", "-Z", "-N", "$(POD_NAME)", "--conf-server",
+                              in.controller_host, "--agent-socket", "/run/shoal/auth.sock"});
   Json mounts = Json::array();
   Json volumes = Json::array();
   if (!key_secret.empty()) {
