@@ -38,8 +38,10 @@ from podsecurity import POD_SPEC_PATHS  # noqa: E402
 BUILD = Path(os.environ.get("SHOAL_BUILD_DIR", ROOT / "build"))
 if not BUILD.is_absolute():
     BUILD = ROOT / BUILD
-K8S_BIN = BUILD / "k8s" / "bin"
-K8S_CRDS = BUILD / "k8s" / "crds"  # third-party CRDs build-k8s.sh generates
+# $SHOAL_K8S_BIN as in tests/kube/controlplane.py: another build tree's tools (e.g. a sanitizer
+# build's tests using the main build's).
+K8S_BIN = Path(os.environ.get("SHOAL_K8S_BIN") or BUILD / "k8s" / "bin")
+K8S_CRDS = K8S_BIN.parent / "crds"  # third-party CRDs build-k8s.sh generates
 DEPLOY = ROOT / "deploy"
 RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted",
               "pod-security.kubernetes.io/warn": "restricted"}
