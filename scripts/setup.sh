@@ -14,6 +14,8 @@
 #   SHOAL_WERROR       1 to build with -Werror, 0 without (default: 1 when CI is set, else
 #                      whatever the build directory was configured with)
 #   SHOAL_CMAKE_ARGS   more arguments for cmake, e.g. "-DSHOAL_SANITIZE=ON"
+#   SHOAL_BUILD_K8S    0 to skip scripts/build-k8s.sh (a second build tree, e.g. a sanitizer
+#                      build, whose tests use no Kubernetes tools)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,7 +65,7 @@ deps_only=0
 for arg in "$@"; do
   case "$arg" in
     --deps-only) deps_only=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 1 ;;
   esac
 done
@@ -118,4 +120,6 @@ ninja -C "$BUILD_DIR"
 
 # The real Kubernetes control plane, kubectl, etcd and Helm (and prometheus-operator's CRDs)
 # that tests/deploy and tests/kube use, into the same build tree; a no-op when they are fresh.
-BUILD_DIR=$BUILD_DIR "$ROOT/scripts/build-k8s.sh"
+if [[ ${SHOAL_BUILD_K8S:-1} == 1 ]]; then
+  BUILD_DIR=$BUILD_DIR "$ROOT/scripts/build-k8s.sh"
+fi
