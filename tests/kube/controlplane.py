@@ -49,6 +49,35 @@ def k8s_bin_dir():
     return build / "k8s" / "bin"
 
 
+def wait(pred, timeout, what, interval=0.5):
+    """Polls pred() until it returns something true (returned), failing after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def stop_group(proc, timeout, kill_wait=10):
+    """SIGTERM to a process group we started (start_new_session), SIGKILL after `timeout` s."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(kill_wait)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -267,19 +296,7 @@ class ControlPlane:
         order = ["scheduler", "controller-manager", "apiserver", "etcd"]
         procs = [(n, self.procs[n]) for n in order if n in self.procs]
         for _, p in procs:
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-            try:
-                p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                p.wait(5)
+            stop_group(p, timeout, kill_wait=5)
         self.procs.clear()
         if self.state_file.exists():
             self.state_file.unlink()

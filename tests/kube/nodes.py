@@ -42,6 +42,7 @@ DNS_SA = "shoal-cluster-dns"
 STORAGE_SA = "shoal-local-path-provisioner"
 
 sys.path.insert(0, str(HERE))
+from controlplane import stop_group  # noqa: E402
 
 
 def gateway(cidr):
@@ -316,19 +317,8 @@ class NodeAgents:
     def stop_node(self, name, timeout=60):
         """Stops one agent (its pods' containers go with it) and cleans its root."""
         p = self.procs.pop(name, None)
-        if p is not None and p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                p.wait(10)
+        if p is not None:
+            stop_group(p, timeout)
         root = self.root / name
         if root.exists():
             subprocess.run([sys.executable, str(AGENT), "--cleanup", "--root", str(root),

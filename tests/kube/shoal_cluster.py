@@ -14,6 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from controlplane import wait  # noqa: F401 - tests import it from here too
+
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "deploy" / "helm"
 OPERATOR_NS = "shoal-system"
@@ -27,17 +29,6 @@ def project_version():
         if line.startswith("project(shoal VERSION"):
             return line.split()[2]
     raise RuntimeError("no project version in CMakeLists.txt")
-
-
-def wait(pred, timeout, what, interval=1.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def pod_ready(pod):

@@ -6,21 +6,11 @@ controllers and the scheduler running."""
 import json
 import re
 import subprocess
-import time
 
-from controlplane import k8s_bin_dir
+from controlplane import k8s_bin_dir, wait
 
 KUBE_VERSION = "v1.37.2"
 
-
-def wait(pred, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.5)
 
 
 def test_versions_are_the_pinned_release(control_plane):

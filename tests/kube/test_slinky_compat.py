@@ -9,12 +9,12 @@ import copy
 import json
 import os
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
+from controlplane import wait
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("BUILD_DIR", "build"))
@@ -23,15 +23,6 @@ if not BUILD.is_absolute():
 OPERATOR = BUILD / "sbin" / "shoal-operator"
 SLINKY_EXAMPLE = REPO / "deploy" / "examples" / "slinky" / "slurm.yaml"
 
-
-def wait(pred, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.5)
 
 
 def get(cp, *args):

@@ -265,6 +265,30 @@ TEST(OperatorDesired, WorkerPodShape) {
   EXPECT_EQ(WorkerSelector("w"), "app.kubernetes.io/instance=w,shoal.dev/nodeset=w");
 }
 
+TEST(OperatorDesired, WorkerTemplatePassesHostNetworkDnsAndInitContainers) {
+  // RDMA NICs: host networking, the site's resolver, and an init container before shoald.
+  Json tspec = Json::object();
+  tspec["hostNetwork"] = true;
+  tspec["dnsPolicy"] = "ClusterFirstWithHostNet";
+  tspec["dnsConfig"]["nameservers"] = Json::array({"10.0.0.53"});
+  tspec["initContainers"] = Json::array({Json{{"name", "load-ib"}, {"image", "site/ib:1"}}});
+  Json w = Cr("NodeSet", "w", {{"controllerRef", {{"name", "c"}}}});
+  w["spec"]["template"]["spec"] = tspec;
+  WorkerPodInputs in;
+  in.controller_host = "c.hpc.svc:6817";
+  Json pod = WorkerPod(w, *ParseNodeSetSpec(w), in);
+  EXPECT_EQ(pod["spec"]["hostNetwork"], true);
+  EXPECT_EQ(pod["spec"]["dnsPolicy"], "ClusterFirstWithHostNet");
+  EXPECT_EQ(pod["spec"]["dnsConfig"]["nameservers"][0], "10.0.0.53");
+  ASSERT_EQ(pod["spec"]["initContainers"].size(), 1u);
+  EXPECT_EQ(pod["spec"]["initContainers"][0]["name"], "load-ib");
+  // Without them in the template, the pod has none of them.
+  Json bare = Cr("NodeSet", "w", {{"controllerRef", {{"name", "c"}}}});
+  Json plain = WorkerPod(bare, *ParseNodeSetSpec(bare), in);
+  EXPECT_FALSE(plain["spec"].contains("hostNetwork"));
+  EXPECT_FALSE(plain["spec"].contains("initContainers"));
+}
+
 void ExpectRestricted(const Json& pod) {
   EXPECT_EQ(pod["spec"]["securityContext"]["runAsNonRoot"], true) << pod.dump();
   EXPECT_EQ(pod["spec"]["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");

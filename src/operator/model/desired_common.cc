@@ -36,10 +36,19 @@ void ApplyTemplate(const Json& tmpl, Json* pod) {
   const Json* spec = Find(tmpl, "spec");
   if (spec == nullptr || !spec->is_object()) return;
   Json& ps = (*pod)["spec"];
+  // hostNetwork and DNS settings pass through for RDMA NICs and site resolvers.
   for (const char* field :
        {"nodeSelector", "tolerations", "affinity", "priorityClassName", "serviceAccountName",
-        "imagePullSecrets", "schedulerName", "topologySpreadConstraints", "runtimeClassName"}) {
+        "imagePullSecrets", "schedulerName", "topologySpreadConstraints", "runtimeClassName",
+        "hostNetwork", "dnsPolicy", "dnsConfig"}) {
     if (spec->contains(field)) ps[field] = (*spec)[field];
+  }
+  // The template's init containers run before the operator's own (e.g. loading a driver).
+  if (const Json* init = Find(*spec, "initContainers"); init != nullptr && init->is_array()) {
+    Json all = *init;
+    if (ps.contains("initContainers"))
+      for (const Json& c : ps["initContainers"]) all.push_back(c);
+    ps["initContainers"] = all;
   }
   if (spec->contains("securityContext") && (*spec)["securityContext"].is_object()) {
     for (auto it = (*spec)["securityContext"].begin(); it != (*spec)["securityContext"].end(); ++it)
