@@ -149,3 +149,41 @@ def test_mpi_ping_pong_across_three_worker_pods(shoal):
     hosts = set(re.findall(r"rank \d+ of 3 on (\S+)", out))
     assert hosts == set(shoal.pod_names("worker")), out
     assert "Exit code                 = 0" in out, out
+
+
+def job_state(inst, job):
+    m = re.search(r"JobState=(\S+)", inst.login_exec(["scontrol", "show", "job", job]).stdout)
+    return m.group(1) if m else None
+
+
+def test_helm_upgrade_rolls_workers_without_killing_a_running_job(shoal):
+    """`helm upgrade` to a new image tag replaces every worker pod, one drained worker at a
+    time, and the job running meanwhile completes."""
+    new_tag = shoal.tag + "-upgrade"
+    for comp in ("controller", "worker", "login", "restapi"):
+        subprocess.run(["podman", "tag", f"localhost/shoal/{comp}:{shoal.tag}",
+                        f"localhost/shoal/{comp}:{new_tag}"], check=True)
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in
+              shoal.pods("app.kubernetes.io/name=shoal-worker")}
+    r = shoal.login_exec(["sbatch", "--parsable", "-N1", "-D", "/tmp", "--wrap", "sleep 40"])
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip()
+    wait(lambda: job_state(shoal, job) == "RUNNING", 60, f"job {job} running")
+    shoal.upgrade(["--set", f"image.tag={new_tag}"])
+
+    def rolled():
+        pods = shoal.pods("app.kubernetes.io/name=shoal-worker")
+        fresh = [p for p in pods if p["metadata"]["uid"] not in before.values()
+                 and pod_ready(p) and p["spec"]["containers"][0]["image"].endswith(new_tag)]
+        return len(fresh) == len(before)
+    wait(rolled, 420, "every worker replaced by one of the new image", interval=3)
+    assert job_state(shoal, job) == "COMPLETED", shoal.login_exec(
+        ["scontrol", "show", "job", job]).stdout
+
+
+def test_helm_uninstall_keeps_the_crds(shoal):
+    shoal.uninstall()
+    wait(lambda: not shoal.pods(), 180, "the cluster's pods gone")
+    crds = shoal.kubectl("get", "crd", "-o", "name").stdout
+    for kind in ("controllers", "nodesets", "loginsets", "accountings", "restapis", "tokens"):
+        assert f"customresourcedefinition.apiextensions.k8s.io/{kind}.shoal.dev" in crds, crds
