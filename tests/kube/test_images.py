@@ -130,14 +130,17 @@ def test_daemons_answer_their_version(images):
 
 
 def test_worker_has_what_jobs_need(images):
-    out = sh("worker", "mpirun --version; ompi_info --parsable | grep -c ':pmix:' ; runc --version;"
+    out = sh("worker", "mpirun --version; ompi_info --parsable | grep ':pmix:ext3x:'; runc --version;"
                        " ip -V; ps --version; bash --version | head -n1; sssd --version").stdout
     assert re.search(r"mpirun \(Open MPI\) 4\.\d+\.\d+", out), out
     assert re.search(r"^runc version 1\.\d+", out, re.M), out
     assert "iproute2" in out and "procps-ng" in out and "GNU bash" in out, out
     assert re.search(r"^2\.\d+\.\d+$", out, re.M), out  # sssd
-    # Open MPI's PMIx support: the component and the library shoal-stepd loads for --mpi=pmix.
+    # Open MPI's PMIx support: its external-PMIx component (Debian's libpmix2), and the library
+    # shoal-stepd loads for --mpi=pmix.
+    assert "mca:pmix:ext3x:version" in out, out
     assert sh("worker", f"test -e {PMIX_LIB}").returncode == 0
+    assert "mpi4py 3." in sh("worker", "python3 -c 'import mpi4py; print(\"mpi4py\", mpi4py.__version__)'").stdout
     # sshd: host keys are made per container (none baked into the image), then the config passes.
     assert sh("worker", "ls /etc/ssh/ssh_host_*_key 2>/dev/null | wc -l").stdout.strip() == "0"
     sh("worker", "ssh-keygen -A >/dev/null && sshd -t")
